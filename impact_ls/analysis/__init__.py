@@ -1,0 +1,1 @@
+"""The impact pipeline, one module per stage; pipeline.py states their order."""

@@ -1,0 +1,1 @@
+"""The cached code graph: per-file facts, resolution, typed queries, sqlite store."""

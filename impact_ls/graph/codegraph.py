@@ -1,0 +1,293 @@
+"""The in-memory code graph: nodes, edges and dynamic references with typed, directional queries.
+
+``CodeGraph`` only indexes and answers; it never reads files. ``graph/project.py`` builds it from
+per-file facts and patches it one file at a time through ``replace_file``. Tests build one by hand
+with ``CodeGraph.of(nodes, edges, dynamic)``.
+
+Direction: an edge points from the dependent (``source``) to its dependency (``target``), so
+"who breaks if X changes" is ``dependents(X, kinds=...)`` — the incoming edges of X.
+Edges may target qualnames that are not nodes (a field ``pkg.mod.Class.attr``, or a definition
+that the current text no longer has): that is how a deleted function still finds its callers.
+
+Name-matched edges (an attribute call whose receiver type is unknown, linked to every same-named
+method) carry ``name_matched=True``; an optional ``confirmer`` (jedi, time-budgeted, cached) may
+reject them when a query asks for ``confirmed=True``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
+
+from impact_ls.model import DynamicKind, DynamicRef, Edge, EdgeKind, Node, NodeKind, QualName
+
+Confirmer = Callable[[Edge], bool | None]
+
+_IMPORT_KINDS = frozenset({EdgeKind.IMPORT, EdgeKind.REEXPORT, EdgeKind.TYPE_REF})
+
+
+class CodeGraph:
+    """Indexes over one snapshot of the project's definitions and dependencies."""
+
+    def __init__(self, *, confirmer: Confirmer | None = None) -> None:
+        self._nodes: dict[QualName, Node] = {}
+        self._by_file: dict[str, dict[QualName, Node]] = defaultdict(dict)
+        self._by_name: dict[str, set[QualName]] = defaultdict(set)
+        self._edges_by_file: dict[str, list[Edge]] = defaultdict(list)
+        self._incoming: dict[QualName, list[Edge]] = defaultdict(list)
+        self._outgoing: dict[QualName, list[Edge]] = defaultdict(list)
+        self._dynamic_by_file: dict[str, list[DynamicRef]] = defaultdict(list)
+        self._dynamic_by_name: dict[str, list[DynamicRef]] = defaultdict(list)
+        self.confirmer = confirmer
+
+    # ------------------------------------------------------------------ building
+
+    @classmethod
+    def of(
+        cls,
+        nodes: Iterable[Node],
+        edges: Iterable[Edge] = (),
+        dynamic: Iterable[DynamicRef] = (),
+        *,
+        confirmer: Confirmer | None = None,
+    ) -> CodeGraph:
+        """Build a graph from finished values (tests, or a fresh build)."""
+        graph = cls(confirmer=confirmer)
+        by_file: dict[str, tuple[list[Node], list[Edge], list[DynamicRef]]] = defaultdict(
+            lambda: ([], [], [])
+        )
+        for node in nodes:
+            by_file[node.file][0].append(node)
+        for edge in edges:
+            by_file[edge.file][1].append(edge)
+        for ref in dynamic:
+            by_file[ref.file][2].append(ref)
+        for file, (file_nodes, file_edges, file_dynamic) in by_file.items():
+            graph.replace_file(file, file_nodes, file_edges, file_dynamic)
+        return graph
+
+    def replace_file(
+        self,
+        file: str,
+        nodes: Iterable[Node],
+        edges: Iterable[Edge],
+        dynamic: Iterable[DynamicRef] = (),
+    ) -> None:
+        """Swap everything that ``file`` defines or evidences for the given values."""
+        self.remove_file(file)
+        for node in nodes:
+            self._nodes[node.id] = node
+            self._by_file[file][node.id] = node
+            self._by_name[node.name].add(node.id)
+        for edge in edges:
+            self._edges_by_file[file].append(edge)
+            self._incoming[edge.target].append(edge)
+            self._outgoing[edge.source].append(edge)
+        for ref in dynamic:
+            self._dynamic_by_file[file].append(ref)
+            self._dynamic_by_name[ref.name].append(ref)
+
+    def replace_edges(self, file: str, edges: Iterable[Edge]) -> None:
+        """Swap only the edges evidenced in ``file`` (re-resolution after another file changed)."""
+        self._drop_edges(file)
+        for edge in edges:
+            self._edges_by_file[file].append(edge)
+            self._incoming[edge.target].append(edge)
+            self._outgoing[edge.source].append(edge)
+
+    def remove_file(self, file: str) -> None:
+        """Forget everything defined or evidenced in ``file``."""
+        for qid in self._by_file.pop(file, {}):
+            node = self._nodes.pop(qid, None)
+            if node is not None:
+                names = self._by_name.get(node.name)
+                if names is not None:
+                    names.discard(qid)
+                    if not names:
+                        del self._by_name[node.name]
+        self._drop_edges(file)
+        for ref in self._dynamic_by_file.pop(file, []):
+            refs = self._dynamic_by_name[ref.name]
+            refs.remove(ref)
+            if not refs:
+                del self._dynamic_by_name[ref.name]
+
+    def _drop_edges(self, file: str) -> None:
+        for edge in self._edges_by_file.pop(file, []):
+            for index, key in ((self._incoming, edge.target), (self._outgoing, edge.source)):
+                bucket = index.get(key)
+                if bucket is None:
+                    continue
+                bucket[:] = [e for e in bucket if e.file != file]
+                if not bucket:
+                    del index[key]
+
+    # ------------------------------------------------------------------ lookup
+
+    def node(self, qid: str) -> Node | None:
+        """The node with this qualname, if the current text defines it."""
+        return self._nodes.get(QualName(qid))
+
+    def nodes(self) -> Iterator[Node]:
+        """Every node, in no particular order."""
+        return iter(self._nodes.values())
+
+    def edges(self) -> Iterator[Edge]:
+        """Every edge, in no particular order."""
+        for edges in self._edges_by_file.values():
+            yield from edges
+
+    def dynamic_refs(self) -> Iterator[DynamicRef]:
+        """Every dynamic reference, in no particular order."""
+        for refs in self._dynamic_by_file.values():
+            yield from refs
+
+    def files(self) -> list[str]:
+        """Every file that defines a node or evidences an edge, sorted."""
+        return sorted(set(self._by_file) | set(self._edges_by_file))
+
+    def nodes_in_file(self, file: str) -> list[Node]:
+        """The file's nodes in source order."""
+        return sorted(self._by_file.get(file, {}).values(), key=lambda n: (n.span.line, n.id))
+
+    def edges_in_file(self, file: str) -> list[Edge]:
+        """The edges whose evidence lies in ``file``."""
+        return list(self._edges_by_file.get(file, ()))
+
+    def node_at(self, file: str, line: int) -> Node | None:
+        """The innermost definition of ``file`` whose span contains ``line``."""
+        best: Node | None = None
+        for node in self._by_file.get(file, {}).values():
+            end = node.span.end_line or node.span.line
+            if node.span.line <= line <= end and (
+                best is None or node.span.line >= best.span.line and end <= _end(best)
+            ):
+                best = node
+        return best
+
+    def find_by_name(self, name: str) -> list[Node]:
+        """Every node whose last dotted component is ``name``, sorted by id."""
+        return sorted((self._nodes[q] for q in self._by_name.get(name, ())), key=lambda n: n.id)
+
+    # ------------------------------------------------------------------ direction
+
+    def dependents(
+        self, target: str, *, kinds: Iterable[EdgeKind] | None = None, confirmed: bool = False
+    ) -> list[Edge]:
+        """Incoming edges of ``target``: what depends on it (callers, importers, subclasses…)."""
+        return self._select(self._incoming.get(QualName(target), ()), kinds, confirmed)
+
+    def dependencies(
+        self, source: str, *, kinds: Iterable[EdgeKind] | None = None, confirmed: bool = False
+    ) -> list[Edge]:
+        """Outgoing edges of ``source``: what it depends on (callees, imports, bases…)."""
+        return self._select(self._outgoing.get(QualName(source), ()), kinds, confirmed)
+
+    def has_edge(self, *, source: str, target: str, kind: EdgeKind | None = None) -> bool:
+        """Whether an edge (of ``kind``, if given) runs from ``source`` to ``target``."""
+        return any(
+            e.target == target and (kind is None or e.kind is kind)
+            for e in self._outgoing.get(QualName(source), ())
+        )
+
+    def _select(
+        self, edges: Iterable[Edge], kinds: Iterable[EdgeKind] | None, confirmed: bool
+    ) -> list[Edge]:
+        wanted = frozenset(kinds) if kinds is not None else None
+        out = [e for e in edges if wanted is None or e.kind in wanted]
+        if confirmed and self.confirmer is not None:
+            out = [e for e in out if not e.name_matched or self.confirmer(e) is not False]
+        return sorted(out, key=_edge_key)
+
+    # ------------------------------------------------------------------ typed queries
+
+    def callers_of(self, qid: str, *, confirmed: bool = False) -> list[Edge]:
+        """Call edges into a function or method."""
+        return self.dependents(qid, kinds=(EdgeKind.CALL,), confirmed=confirmed)
+
+    def instantiations_of(self, qid: str) -> list[Edge]:
+        """Instantiate edges into a class (calls of the class)."""
+        return self.dependents(qid, kinds=(EdgeKind.INSTANTIATE,))
+
+    def overriders_of(self, qid: str) -> list[Edge]:
+        """Override edges from methods that override ``qid``."""
+        return self.dependents(qid, kinds=(EdgeKind.OVERRIDE,))
+
+    def methods_overridden_by(self, qid: str) -> list[Edge]:
+        """Override edges from ``qid`` to the base methods it overrides."""
+        return self.dependencies(qid, kinds=(EdgeKind.OVERRIDE,))
+
+    def subclasses_of(self, qid: str) -> list[Edge]:
+        """Inherit edges from direct subclasses of ``qid``."""
+        return self.dependents(qid, kinds=(EdgeKind.INHERIT,))
+
+    def superclasses_of(self, qid: str) -> list[Edge]:
+        """Inherit edges from ``qid`` to its direct bases."""
+        return self.dependencies(qid, kinds=(EdgeKind.INHERIT,))
+
+    def field_users_of(self, qid: str) -> list[Edge]:
+        """Class-member edges reading or writing a field or module constant."""
+        return self.dependents(qid, kinds=(EdgeKind.CLASS_MEMBER,))
+
+    def tests_of(self, qid: str) -> list[Edge]:
+        """Tests edges from tests that exercise ``qid`` directly."""
+        return self.dependents(qid, kinds=(EdgeKind.TESTS,))
+
+    def fixture_users_of(self, qid: str) -> list[Edge]:
+        """Fixture edges from tests and fixtures that request the fixture ``qid``."""
+        return self.dependents(qid, kinds=(EdgeKind.FIXTURE,))
+
+    def importers_of(self, qid: str) -> list[Edge]:
+        """Import, type-ref and re-export edges into ``qid``, following re-export chains.
+
+        ``pkg/__init__.py`` re-exporting ``pkg.impl.f`` makes every importer of ``pkg.f`` an
+        importer of ``pkg.impl.f`` too; the chain is followed transitively, cycles cut.
+        """
+        seen: set[QualName] = {QualName(qid)}
+        frontier = [QualName(qid)]
+        out: list[Edge] = []
+        while frontier:
+            current = frontier.pop()
+            for edge in self.dependents(current, kinds=_IMPORT_KINDS):
+                out.append(edge)
+                if edge.kind is EdgeKind.REEXPORT and edge.member:
+                    alias = QualName(f"{edge.source}.{edge.member}")
+                    if alias not in seen:
+                        seen.add(alias)
+                        frontier.append(alias)
+        return sorted(set(out), key=_edge_key)
+
+    def dynamic_refs_named(self, name: str) -> list[DynamicRef]:
+        """Dynamic references whose string names ``name``."""
+        return sorted(self._dynamic_by_name.get(name, ()), key=lambda r: (r.file, r.span.line))
+
+    def module_getattr_refs(self) -> list[DynamicRef]:
+        """Modules that define ``__getattr__`` and so may serve any name."""
+        return sorted(
+            (r for r in self.dynamic_refs() if r.kind is DynamicKind.MODULE_GETATTR),
+            key=lambda r: (r.file, r.span.line),
+        )
+
+    def tests(self) -> list[Node]:
+        """Every pytest test node, sorted by test id."""
+        return sorted(
+            (n for n in self._nodes.values() if n.kind is NodeKind.TEST),
+            key=lambda n: n.test_id or n.id,
+        )
+
+    def stats(self) -> dict[str, int]:
+        """Counts of nodes, edges and dynamic references."""
+        return {
+            "files": len(self.files()),
+            "nodes": len(self._nodes),
+            "edges": sum(len(e) for e in self._edges_by_file.values()),
+            "dynamic": sum(len(r) for r in self._dynamic_by_file.values()),
+        }
+
+
+def _end(node: Node) -> int:
+    return node.span.end_line or node.span.line
+
+
+def _edge_key(edge: Edge) -> tuple[str, int, int, str, str, str]:
+    return (edge.file, edge.span.line, edge.span.col, edge.kind.value, edge.source, edge.target)

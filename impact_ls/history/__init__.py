@@ -1,0 +1,1 @@
+"""Git history: the co-change index."""

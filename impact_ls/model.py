@@ -1,0 +1,411 @@
+"""Frozen value types shared by every stage: the graph's nodes and edges, the changes, the report.
+
+Graph layer (built by ``graph/``):
+    Node, Edge, DynamicRef, Span, Param, ArgShape — ids are dotted qualnames (``QualName``).
+    An edge points from the dependent (``source``: the caller, importer, subclass, user, test)
+    to what it depends on (``target``). A ``class-member`` edge may target a field qualname
+    (``pkg.mod.Class.attr`` or ``pkg.mod.CONSTANT``) that is not itself a node.
+
+Analysis layer (built by ``analysis/``):
+    Change → Member → TriageEntry, Batch, TestHit, CoChange, Unanalyzable, Dag, NextEdits → Report.
+
+Every collection is a tuple or frozenset so values can be hashed, compared and shared freely.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import NewType
+
+if sys.version_info >= (3, 11):
+    from enum import StrEnum
+else:  # pragma: no cover - exercised only on 3.10
+    from enum import Enum
+
+    class StrEnum(str, Enum):
+        """The 3.11 ``enum.StrEnum`` for Python 3.10."""
+
+        def __str__(self) -> str:
+            return str(self.value)
+
+QualName = NewType("QualName", str)
+TestId = NewType("TestId", str)
+
+_FROZEN = {"frozen": True, "slots": True, "kw_only": True}
+
+
+# --------------------------------------------------------------------------- graph
+
+
+class NodeKind(StrEnum):
+    MODULE = "module"
+    CLASS = "class"
+    FUNCTION = "function"
+    METHOD = "method"
+    TEST = "test"
+    FIXTURE = "fixture"
+
+
+class EdgeKind(StrEnum):
+    CALL = "call"
+    INSTANTIATE = "instantiate"
+    IMPORT = "import"
+    REEXPORT = "reexport"
+    INHERIT = "inherit"
+    OVERRIDE = "override"
+    CLASS_MEMBER = "class-member"
+    TYPE_REF = "type-ref"
+    CONTAINS = "contains"
+    TESTS = "tests"
+    FIXTURE = "fixture"
+
+
+class ParamKind(StrEnum):
+    POSITIONAL_ONLY = "positional-only"
+    POSITIONAL_OR_KEYWORD = "positional-or-keyword"
+    VAR_POSITIONAL = "var-positional"
+    KEYWORD_ONLY = "keyword-only"
+    VAR_KEYWORD = "var-keyword"
+
+
+@dataclass(**_FROZEN)
+class Span:
+    """A source range: 1-based lines, 0-based columns, end exclusive (as ``ast`` reports them)."""
+
+    line: int
+    col: int = 0
+    end_line: int = 0
+    end_col: int = 0
+
+    def as_range(self) -> tuple[tuple[int, int], tuple[int, int]]:
+        """The ``[[line, col], [end_line, end_col]]`` pair used in reports."""
+        return ((self.line, self.col), (self.end_line or self.line, self.end_col))
+
+
+@dataclass(**_FROZEN)
+class Param:
+    """One parameter of a callable, enough to bind a call site against it."""
+
+    name: str
+    kind: ParamKind = ParamKind.POSITIONAL_OR_KEYWORD
+    has_default: bool = False
+
+
+@dataclass(**_FROZEN)
+class ArgShape:
+    """The shape of a call site's arguments: what binding needs, nothing of their values."""
+
+    positional: int = 0
+    keywords: tuple[str, ...] = ()
+    star: bool = False
+    double_star: bool = False
+
+    @property
+    def provable(self) -> bool:
+        """A site with ``*args``/``**kwargs`` cannot be bound statically."""
+        return not (self.star or self.double_star)
+
+
+@dataclass(**_FROZEN)
+class Node:
+    """A definition in the code graph."""
+
+    id: QualName
+    kind: NodeKind
+    file: str
+    span: Span
+    signature: str = ""
+    doc: str = ""
+    params: tuple[Param, ...] = ()
+    decorators: tuple[str, ...] = ()
+    test_id: TestId | None = None
+    strings: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        """The last dotted component of the id."""
+        return self.id.rsplit(".", 1)[-1]
+
+    @property
+    def binds_first_param(self) -> bool:
+        """Whether a call through an instance or class supplies the first parameter itself."""
+        if self.kind is not NodeKind.METHOD and not (self.kind is NodeKind.FIXTURE and "." in self.id):
+            return False
+        return "staticmethod" not in self.decorators
+
+
+@dataclass(**_FROZEN)
+class Edge:
+    """A dependency from ``source`` to ``target`` with the file:line evidence that proves it."""
+
+    source: QualName
+    target: QualName
+    kind: EdgeKind
+    file: str
+    span: Span
+    args: ArgShape | None = None
+    name_matched: bool = False
+    member: str | None = None
+
+
+class DynamicKind(StrEnum):
+    GETATTR = "getattr"
+    SETATTR = "setattr"
+    HASATTR = "hasattr"
+    IMPORT_MODULE = "import_module"
+    MODULE_GETATTR = "module __getattr__"
+    STRING_LITERAL = "string literal"
+
+
+@dataclass(**_FROZEN)
+class DynamicRef:
+    """A reference static analysis cannot follow: a name reached through a string or a hook."""
+
+    source: QualName
+    name: str
+    kind: DynamicKind
+    file: str
+    span: Span
+
+    @property
+    def reason(self) -> str:
+        """A one-line human explanation of why this site is unanalyzable."""
+        return {
+            DynamicKind.GETATTR: f"string-keyed getattr of {self.name!r}",
+            DynamicKind.SETATTR: f"string-keyed setattr of {self.name!r}",
+            DynamicKind.HASATTR: f"string-keyed hasattr of {self.name!r}",
+            DynamicKind.IMPORT_MODULE: f"importlib.import_module({self.name!r})",
+            DynamicKind.MODULE_GETATTR: "module-level __getattr__ may serve any name",
+            DynamicKind.STRING_LITERAL: f"string literal {self.name!r} names a definition",
+        }[self.kind]
+
+
+# --------------------------------------------------------------------------- analysis
+
+
+class ChangeType(StrEnum):
+    METHOD_SIGNATURE = "method-signature"
+    METHOD_BODY = "method-body"
+    FIELD = "field"
+    CLASS_DECL = "class-decl"
+    CONSTRUCTOR = "constructor"
+    IMPORT = "import"
+    ADD = "add"
+    DELETE = "delete"
+    INCOMPLETE = "incomplete"
+
+
+class Relation(StrEnum):
+    """The spec's relation names (§3.2); ``relations.py`` maps each to edge kinds."""
+
+    CALLED_BY = "CalledBy"
+    OVERRIDES = "Overrides"
+    OVERRIDDEN_BY = "OverriddenBy"
+    CALLERS = "Callers"
+    USED_BY = "UsedBy"
+    CONSTRUCTED_BY = "ConstructedBy"
+    SUBCLASS_OF = "SubclassOf"
+    SUPERCLASS_OF = "SuperclassOf"
+    INSTANTIATED_BY = "InstantiatedBy"
+    IMPORTED_BY = "ImportedBy"
+    TESTED_BY = "TestedBy"
+
+
+@dataclass(**_FROZEN)
+class Change:
+    """One atomic change between the baseline and the current text of a file."""
+
+    change_type: ChangeType
+    entity: QualName
+    file: str
+    line_range: tuple[int, int]
+    before_sig: str = ""
+    after_sig: str = ""
+    before_params: tuple[Param, ...] | None = None
+    after_params: tuple[Param, ...] | None = None
+    binds_first_param: bool = False
+    escapes: bool = True
+    escape_reason: str = ""
+    removed_names: tuple[str, ...] = ()
+    what: str = ""
+
+    @property
+    def short_name(self) -> str:
+        """The entity's last dotted component."""
+        return self.entity.rsplit(".", 1)[-1]
+
+
+@dataclass(**_FROZEN)
+class Site:
+    """Where a member touches what changed: a call, a reference, an import."""
+
+    file: str
+    span: Span
+    args: ArgShape | None = None
+    name_matched: bool = False
+
+
+@dataclass(**_FROZEN)
+class Member:
+    """An entity reached by the reverse walk from one change."""
+
+    entity: QualName
+    file: str
+    line: int
+    distance: int
+    relations: tuple[Relation, ...]
+    via: QualName
+    sites: tuple[Site, ...] = ()
+    seed: QualName
+    name_matched: bool = False
+
+
+class Bucket(StrEnum):
+    MUST_INSPECT = "must_inspect"
+    MAY_IMPACT = "may_impact"
+    LOW_RISK = "low_risk"
+
+
+@dataclass(**_FROZEN)
+class Break:
+    """A binding failure proved by ``binding.py``: why a site no longer works."""
+
+    kind: str
+    detail: str
+
+
+@dataclass(**_FROZEN)
+class TriageEntry:
+    """One site in the blast radius with its bucket's evidence."""
+
+    entity: QualName
+    file: str
+    line: int
+    range: tuple[tuple[int, int], tuple[int, int]]
+    conf: float
+    distance: int
+    relation: Relation
+    reason: str
+    seed: QualName
+    change_type: ChangeType
+    bucket: Bucket
+    unanalyzable: bool = False
+    name_matched: bool = False
+    breaks: tuple[Break, ...] = ()
+
+
+@dataclass(**_FROZEN)
+class Triage:
+    must_inspect: tuple[TriageEntry, ...] = ()
+    may_impact: tuple[TriageEntry, ...] = ()
+    low_risk: tuple[TriageEntry, ...] = ()
+
+
+@dataclass(**_FROZEN)
+class Batch:
+    batch_id: int
+    members: tuple[QualName, ...]
+    split: bool = False
+
+    @property
+    def size(self) -> int:
+        return len(self.members)
+
+
+@dataclass(**_FROZEN)
+class TestHit:
+    __test__ = False  # not a pytest class, despite the name
+
+    file: str
+    test: TestId
+    conf: float
+
+
+@dataclass(**_FROZEN)
+class CoChange:
+    file: str
+    score: float
+
+
+@dataclass(**_FROZEN)
+class Unanalyzable:
+    file: str
+    line: int
+    reason: str
+    entity: QualName
+    name: str
+
+
+@dataclass(**_FROZEN)
+class DagNode:
+    entity: QualName
+    kind: str
+    file: str
+    line: int
+    signature: str
+    batch_id: int | None
+
+
+@dataclass(**_FROZEN)
+class DagEdge:
+    source: QualName
+    target: QualName
+    cause: str
+
+
+@dataclass(**_FROZEN)
+class Dag:
+    nodes: tuple[DagNode, ...] = ()
+    edges: tuple[DagEdge, ...] = ()
+    truncated: bool = False
+
+
+@dataclass(**_FROZEN)
+class NextEdit:
+    entity: QualName
+    reason: str
+
+
+@dataclass(**_FROZEN)
+class NextEdits:
+    """The LLM's ordered next edits, or the failure marker with the batch-order fallback."""
+
+    items: tuple[NextEdit, ...] = ()
+    failed: bool = False
+    fallback: str = ""
+    source: str = "batch_order"
+
+
+@dataclass(**_FROZEN)
+class NextAction:
+    action: str
+    reason: str
+
+
+@dataclass(**_FROZEN)
+class Audit:
+    verified: str = ""
+    heuristic: str = ""
+    truncated: bool = False
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(**_FROZEN)
+class Report:
+    """The one result of an analysis; ``report/`` renders it as text, JSON or SARIF."""
+
+    root: str
+    base: str
+    audit: Audit = field(default_factory=Audit)
+    changes: tuple[Change, ...] = ()
+    triage: Triage = field(default_factory=Triage)
+    batches: tuple[Batch, ...] = ()
+    tests: tuple[TestHit, ...] = ()
+    cochange: tuple[CoChange, ...] = ()
+    unanalyzable: tuple[Unanalyzable, ...] = ()
+    dag: Dag = field(default_factory=Dag)
+    next_edits: NextEdits = field(default_factory=NextEdits)
+    next: NextAction = field(default_factory=lambda: NextAction(action="none", reason="no change"))
+    stale: bool = False
+    version: int = 1

@@ -1,0 +1,1 @@
+"""Rendering a Report as text, JSON or SARIF."""

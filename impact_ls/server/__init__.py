@@ -1,0 +1,1 @@
+"""The language server: pygls adapters over the analysis API."""
