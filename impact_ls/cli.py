@@ -8,13 +8,19 @@ exception to a logged traceback and exit status 1 (``--debug`` re-raises it).
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from impact_ls import __version__
 from impact_ls.errors import ImpactError, RootNotFoundError, UsageError
+
+if TYPE_CHECKING:
+    from impact_ls.engine import Engine
 
 logger = logging.getLogger(__name__)
 
@@ -120,12 +126,50 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILED
 
 
+def _open_engine(root: Path, overrides: dict[str, object] | None = None) -> Engine:
+    from impact_ls.engine import Engine  # deferred: --help and --version stay fast
+
+    engine = Engine.open(root, overrides or {}, progress=_progress_bar("indexing"))
+    for warning in engine.warnings:
+        logger.warning("%s", warning)
+    return engine
+
+
 def _cmd_analyze(args: argparse.Namespace) -> int:
-    raise UsageError("analyze is not available yet")
+    from impact_ls.report.json_report import report_to_json
+    from impact_ls.report.sarif import report_to_sarif
+    from impact_ls.report.text import render_text
+    from impact_ls.server.llm_http import client_from_settings
+
+    engine = _open_engine(_root(args.root))
+    llm = None if args.no_llm else client_from_settings(engine.settings)
+    report = engine.analyze_worktree(base=args.base, files=args.files, llm=llm)
+    if args.format == "json":
+        sys.stdout.write(report_to_json(report))
+    elif args.format == "sarif":
+        sys.stdout.write(json.dumps(report_to_sarif(report), indent=2, sort_keys=True) + "\n")
+    else:
+        sys.stdout.write(render_text(report, color=_use_color(args.color)))
+    if args.fail_on == "must" and report.triage.must_inspect:
+        return EXIT_FAILED
+    if args.fail_on == "may" and (report.triage.must_inspect or report.triage.may_impact):
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _use_color(choice: str) -> bool:
+    if choice == "auto":
+        return sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    return choice == "always"
 
 
 def _cmd_tests(args: argparse.Namespace) -> int:
-    raise UsageError("tests is not available yet")
+    engine = _open_engine(_root(args.root))
+    report = engine.analyze_worktree(base=args.base)
+    floor = engine.settings.test_map_min if args.min_conf is None else args.min_conf
+    for test in sorted({hit.test for hit in report.tests if hit.conf >= floor}):
+        sys.stdout.write(f"{test}\n")
+    return EXIT_OK
 
 
 def _cmd_index(args: argparse.Namespace) -> int:
@@ -137,7 +181,25 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    raise UsageError("demo is not available yet")
+    from impact_ls.demo import run_demo
+
+    return run_demo(keep=args.keep, output_format=args.format, color=_use_color("auto"))
+
+
+def _progress_bar(label: str) -> Callable[[int, int], None] | None:
+    """A one-line progress bar on stderr when it is a terminal; None (quiet) when piped."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        width = 30
+        filled = width * done // total if total else width
+        sys.stderr.write(f"\r{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        if done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return show
 
 
 _COMMANDS = {

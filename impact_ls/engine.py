@@ -1,0 +1,276 @@
+"""The I/O shell around the pure pipeline: one project's graph, git history and settings.
+
+``Engine`` is what the CLI and the language server share. It owns the ``ProjectIndex`` (cached
+code graph), the ``GitRepo`` and the ``CoChangeIndex``; it reads baselines from git, feeds the pure
+``analysis.pipeline.analyze`` and writes ``test_map.txt`` under ``.impact_ls/``. It never writes a
+user's source file.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from impact_ls.analysis.nextedit import CompletionClient
+from impact_ls.analysis.pipeline import SourceChange, analyze
+from impact_ls.config import CACHE_DIR_NAME, Settings, settings_from_mapping, settings_from_pyproject
+from impact_ls.errors import RevisionError
+from impact_ls.graph.project import ProjectIndex
+from impact_ls.graph.workspace import read_source
+from impact_ls.history.cochange import CoChangeIndex
+from impact_ls.history.repo import GitRepo
+from impact_ls.model import CoChange, Report
+
+logger = logging.getLogger(__name__)
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FileEdit:
+    """One dirty file: its baseline text and its current text (None = absent)."""
+
+    file: str
+    baseline: str | None
+    current: str | None
+
+
+def load_settings(
+    root: Path, overrides: Settings | Mapping[str, Any] | None = None
+) -> tuple[Settings, tuple[str, ...]]:
+    """Settings for ``root``: ``[tool.impact-ls]`` overlaid by ``overrides`` (a mapping wins)."""
+    if isinstance(overrides, Settings):
+        return overrides, ()
+    settings, warnings = settings_from_pyproject(root)
+    if overrides:
+        settings, more = settings_from_mapping(overrides, settings)
+        warnings = [*warnings, *more]
+    return settings, tuple(warnings)
+
+
+class Engine:
+    """One project root: graph, history, settings, and the analysis entry points."""
+
+    def __init__(self, root: Path, settings: Settings, warnings: tuple[str, ...] = ()) -> None:
+        self.root = root.resolve()
+        self.settings = settings
+        self.warnings = warnings
+        self.repo = GitRepo.discover(self.root)
+        self.index = ProjectIndex(self.root, settings)
+        self._history: CoChangeIndex | None = None
+        self._history_lock = threading.Lock()
+
+    @classmethod
+    def open(
+        cls,
+        root: Path,
+        settings: Settings | Mapping[str, Any] | None = None,
+        *,
+        build: bool = True,
+        progress: Progress | None = None,
+    ) -> Engine:
+        """An engine for ``root``; with ``build`` the graph is indexed before returning."""
+        resolved, warnings = load_settings(Path(root), settings)
+        engine = cls(Path(root), resolved, warnings)
+        if build:
+            engine.build(progress=progress)
+        return engine
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def ready(self) -> bool:
+        """False while the graph is still being indexed."""
+        return self.index.ready
+
+    def build(self, *, progress: Progress | None = None) -> None:
+        """Index (or re-index) the workspace; safe to call from a background thread."""
+        self.index.build(progress=progress)
+
+    def reconfigure(self, settings: Settings) -> None:
+        """Apply new settings; the graph is re-indexed only when file selection changed."""
+        old = self.settings
+        self.settings = settings
+        if (old.include, old.exclude, old.max_file_bytes) != (
+            settings.include,
+            settings.exclude,
+            settings.max_file_bytes,
+        ):
+            self.index = ProjectIndex(self.root, settings)
+            self.index.build()
+
+    def head(self) -> str | None:
+        """The HEAD commit, or None without git or commits."""
+        return self.repo.head_sha() if self.repo else None
+
+    def relpath(self, path: str | Path) -> str | None:
+        """``path`` relative to the root (posix), or None when it lies outside."""
+        return self.index.relpath(path)
+
+    def baseline_text(self, file: str, *, base: str = "HEAD") -> str | None:
+        """The text of ``file`` at git revision ``base``; None when not in git there."""
+        if self.repo is None or self.repo.head_sha() is None:
+            return None
+        try:
+            return self.repo.file_at(base, file)
+        except RevisionError:
+            return None
+
+    def set_document(self, file: str, text: str) -> None:
+        """Let an open buffer's text stand for ``file`` in the graph."""
+        self.index.update(file, text)
+
+    def close_document(self, file: str) -> None:
+        """Return ``file`` to its text on disk (or drop it if it is gone)."""
+        text = read_source(self.root, file, self.settings)
+        if isinstance(text, str):
+            self.index.update(file, text)
+        else:
+            self.index.remove(file)
+
+    def refresh(self) -> tuple[str, ...]:
+        """Re-read files that changed on disk and refresh co-change when HEAD moved."""
+        changed = self.index.refresh()
+        with self._history_lock:
+            if self._history is not None and self.repo is not None:
+                self._history = self._history.refresh(self.repo)
+        return changed
+
+    # ------------------------------------------------------------------ analysis
+
+    def history(self) -> CoChangeIndex:
+        """The co-change index, built on first use and cached per HEAD."""
+        with self._history_lock:
+            if self._history is None:
+                self._history = self._build_history()
+            return self._history
+
+    def _build_history(self) -> CoChangeIndex:
+        if self.repo is None:
+            return CoChangeIndex.empty("not a git repository: no co-change history")
+        if self.repo.head_sha() is None:
+            return CoChangeIndex.empty("git repository has no commits: no co-change history")
+        try:
+            return CoChangeIndex.build(
+                self.repo,
+                cache_dir=self._cache_dir(),
+                max_commit_files=self.settings.max_commit_files,
+            )
+        except Exception as exc:  # history is a bonus; its failure must not cost the analysis
+            logger.warning("co-change history unavailable: %s", exc, exc_info=True)
+            return CoChangeIndex.empty(f"co-change history unavailable: {exc}")
+
+    def _cache_dir(self) -> Path | None:
+        path = self.root / CACHE_DIR_NAME
+        try:
+            path.mkdir(exist_ok=True)
+            gitignore = path / ".gitignore"
+            if not gitignore.exists():
+                gitignore.write_text("*\n", encoding="utf-8")
+        except OSError:
+            return None
+        return path
+
+    def analyze(
+        self,
+        edits: Sequence[FileEdit],
+        *,
+        base: str = "HEAD",
+        llm: CompletionClient | None = None,
+    ) -> Report:
+        """The blast radius of ``edits`` (baseline vs current text) against the current graph."""
+        history = self.history()
+        before = self._base_time(base)
+        branch = self.repo.branch_name() if self.repo else None
+
+        def cochange_of(files: Sequence[str], task_text: str) -> tuple[CoChange, ...]:
+            if before is None:
+                return ()
+            return history.partners(
+                files,
+                task_text=f"{task_text} {branch or ''}",
+                before=before,
+                limit=self.settings.max_cochange,
+            )
+
+        sources = [
+            SourceChange(
+                file=edit.file,
+                module=self.index.module_for(edit.file),
+                before=edit.baseline or "",
+                after=edit.current or "",
+            )
+            for edit in sorted(edits, key=lambda e: e.file)
+        ]
+        notes = [*self.index.notes, *history.notes, *self.warnings]
+        if not self.index.ready:
+            notes.append("indexing in progress: the graph is partial")
+        if before is None and self.repo is not None:
+            notes.append(f"no commit at {base}: no co-change history")
+        with self.index.lock:
+            report, test_map = analyze(
+                graph=self.index.graph,
+                sources=sources,
+                settings=self.settings,
+                cochange_of=cochange_of,
+                root=".",
+                base=base,
+                llm=llm,
+                notes=tuple(notes),
+            )
+        self._write_test_map(test_map)
+        return report
+
+    def _base_time(self, base: str) -> int | None:
+        if self.repo is None or self.repo.head_sha() is None:
+            return None
+        try:
+            return self.repo.commit_time(base)
+        except RevisionError:
+            return None
+
+    def _write_test_map(self, text: str) -> None:
+        cache = self._cache_dir()
+        if cache is None:
+            return
+        try:
+            (cache / "test_map.txt").write_text(text, encoding="utf-8")
+        except OSError as exc:
+            logger.info("cannot write test_map.txt: %s", exc)
+
+    def worktree_edits(self, *, base: str = "HEAD", files: Sequence[str] = ()) -> list[FileEdit]:
+        """The changed ``.py`` files of the working tree against ``base`` (all, or ``files``)."""
+        if self.repo is None:
+            raise RevisionError(
+                f"{self.root} is not a git repository; analyze compares against a git revision "
+                "(run 'git init' and commit, or analyze inside a repository)"
+            )
+        self.repo.resolve(base)
+        wanted = {self.relpath(f) or f for f in files}
+        edits = []
+        for file in self.repo.changed_files(base):
+            if wanted and file not in wanted:
+                continue
+            current = read_source(self.root, file, self.settings)
+            edits.append(
+                FileEdit(
+                    file=file,
+                    baseline=self.repo.file_at(base, file),
+                    current=current if isinstance(current, str) else None,
+                )
+            )
+        return edits
+
+    def analyze_worktree(
+        self,
+        *,
+        base: str = "HEAD",
+        files: Sequence[str] = (),
+        llm: CompletionClient | None = None,
+    ) -> Report:
+        """The blast radius of the working tree (or ``files``) against git revision ``base``."""
+        return self.analyze(self.worktree_edits(base=base, files=files), base=base, llm=llm)
