@@ -143,8 +143,8 @@ class CodeGraph:
             yield from refs
 
     def files(self) -> list[str]:
-        """Every file that defines a node or evidences an edge, sorted."""
-        return sorted(set(self._by_file) | set(self._edges_by_file))
+        """Every file that defines a node or evidences an edge or a dynamic reference, sorted."""
+        return sorted(set(self._by_file) | set(self._edges_by_file) | set(self._dynamic_by_file))
 
     def nodes_in_file(self, file: str) -> list[Node]:
         """The file's nodes in source order."""

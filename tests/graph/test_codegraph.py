@@ -1,0 +1,95 @@
+"""CodeGraph queries on a hand-built graph: direction, re-export chains, patching."""
+
+from impact_ls.graph.codegraph import CodeGraph
+from impact_ls.model import DynamicKind, DynamicRef, Edge, EdgeKind, Node, NodeKind, QualName, Span
+
+
+def _node(qid: str, kind: NodeKind, file: str, line: int, end: int) -> Node:
+    return Node(id=QualName(qid), kind=kind, file=file, span=Span(line=line, end_line=end))
+
+
+def _edge(source: str, target: str, kind: EdgeKind, file: str, line: int, **kw) -> Edge:
+    return Edge(
+        source=QualName(source), target=QualName(target), kind=kind, file=file,
+        span=Span(line=line, col=4, end_line=line, end_col=20), **kw,
+    )
+
+
+def _graph() -> CodeGraph:
+    nodes = [
+        _node("pkg.auth", NodeKind.MODULE, "pkg/auth.py", 1, 30),
+        _node("pkg.auth.Login", NodeKind.CLASS, "pkg/auth.py", 3, 20),
+        _node("pkg.auth.Login.login", NodeKind.METHOD, "pkg/auth.py", 5, 9),
+        _node("pkg.admin.Admin.login", NodeKind.METHOD, "pkg/admin.py", 4, 6),
+        _node("pkg.api.handle", NodeKind.FUNCTION, "pkg/api.py", 3, 5),
+    ]
+    edges = [
+        _edge("pkg.api.handle", "pkg.auth.Login.login", EdgeKind.CALL, "pkg/api.py", 4),
+        _edge("pkg.admin.Admin.login", "pkg.auth.Login.login", EdgeKind.OVERRIDE, "pkg/admin.py", 4),
+        _edge("pkg", "pkg.auth.Login", EdgeKind.REEXPORT, "pkg/__init__.py", 1, member="Login"),
+        _edge("pkg.api", "pkg.Login", EdgeKind.IMPORT, "pkg/api.py", 1),
+        _edge("pkg.api", "pkg.auth.gone", EdgeKind.IMPORT, "pkg/api.py", 2),
+    ]
+    dynamic = [
+        DynamicRef(source=QualName("pkg.plugins"), name="login", kind=DynamicKind.GETATTR,
+                   file="pkg/plugins.py", span=Span(line=7)),
+    ]
+    return CodeGraph.of(nodes, edges, dynamic)
+
+
+def test_dependents_are_incoming_and_dependencies_outgoing():
+    graph = _graph()
+    assert [e.source for e in graph.callers_of("pkg.auth.Login.login")] == ["pkg.api.handle"]
+    assert [e.source for e in graph.overriders_of("pkg.auth.Login.login")] == ["pkg.admin.Admin.login"]
+    assert [e.target for e in graph.methods_overridden_by("pkg.admin.Admin.login")] == [
+        "pkg.auth.Login.login"
+    ]
+    assert graph.has_edge(source="pkg.api.handle", target="pkg.auth.Login.login", kind=EdgeKind.CALL)
+    assert not graph.has_edge(source="pkg.auth.Login.login", target="pkg.api.handle")
+
+
+def test_importers_follow_reexport_chains():
+    importers = _graph().importers_of("pkg.auth.Login")
+    assert [(e.source, e.kind.value, e.span.line) for e in importers] == [
+        ("pkg", "reexport", 1),
+        ("pkg.api", "import", 1),
+    ]
+
+
+def test_dangling_targets_keep_their_dependents():
+    graph = _graph()
+    assert graph.node("pkg.auth.gone") is None
+    assert [e.source for e in graph.importers_of("pkg.auth.gone")] == ["pkg.api"]
+
+
+def test_node_at_finds_the_innermost_definition():
+    graph = _graph()
+    assert graph.node_at("pkg/auth.py", 6).id == "pkg.auth.Login.login"
+    assert graph.node_at("pkg/auth.py", 15).id == "pkg.auth.Login"
+    assert graph.node_at("pkg/auth.py", 25).id == "pkg.auth"
+    assert graph.node_at("pkg/other.py", 1) is None
+
+
+def test_replace_file_drops_old_evidence():
+    graph = _graph()
+    graph.replace_file("pkg/api.py", [], [])
+    assert graph.callers_of("pkg.auth.Login.login") == []
+    assert graph.importers_of("pkg.auth.Login") == [graph.importers_of("pkg.auth.Login")[0]]
+    graph.remove_file("pkg/plugins.py")
+    assert graph.dynamic_refs_named("login") == []
+
+
+def test_confirmer_filters_only_name_matched_edges():
+    edges = [
+        _edge("a.f", "b.C.run", EdgeKind.CALL, "a.py", 3, name_matched=True),
+        _edge("a.g", "b.C.run", EdgeKind.CALL, "a.py", 9),
+    ]
+    graph = CodeGraph.of([], edges, confirmer=lambda edge: False)
+    assert [e.source for e in graph.callers_of("b.C.run")] == ["a.f", "a.g"]
+    assert [e.source for e in graph.callers_of("b.C.run", confirmed=True)] == ["a.g"]
+
+
+def test_find_by_name_and_stats():
+    graph = _graph()
+    assert [n.id for n in graph.find_by_name("login")] == ["pkg.admin.Admin.login", "pkg.auth.Login.login"]
+    assert graph.stats() == {"files": 5, "nodes": 5, "edges": 5, "dynamic": 1}
