@@ -1,0 +1,112 @@
+"""End to end: `impact-ls analyze` on the demo project with planted history and a signature edit."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from impact_ls.demo import make_demo_project
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "impact_ls", *args],
+        capture_output=True, text=True, timeout=300, check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def demo_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_demo_project(tmp_path_factory.mktemp("demo") / "shop")
+
+
+@pytest.fixture(scope="module")
+def report(demo_root: Path) -> dict:
+    result = _run("analyze", "--root", str(demo_root), "--format", "json", "--no-llm")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_the_change_is_a_method_signature(report: dict):
+    assert [(c["change_type"], c["entity"], c["file"]) for c in report["changes"]] == [
+        ("method-signature", "acme.auth.LoginService.login", "acme/auth.py")
+    ]
+    change = report["changes"][0]
+    assert change["before_sig"] == "def login(self, user, password):"
+    assert change["after_sig"] == "def login(self, user, password, mfa_code):"
+
+
+def test_broken_calls_are_must_inspect_at_their_lines(report: dict):
+    sites = {(e["file"], e["line"]) for e in report["triage"]["must_inspect"]}
+    assert {("acme/api.py", 9), ("acme/cli.py", 9), ("acme/auth.py", 25)} <= sites
+    assert ("tests/test_auth.py", 7) in sites
+    for entry in report["triage"]["must_inspect"]:
+        assert "mfa_code" in entry["reason"]
+
+
+def test_the_getattr_plugin_is_flagged_unanalyzable(report: dict):
+    flagged = [e for e in report["triage"]["may_impact"] if e.get("unanalyzable")]
+    assert [(e["file"], e["line"]) for e in flagged] == [("acme/plugins.py", 6)]
+
+
+def test_the_right_tests_are_selected(report: dict):
+    tests = {t["test"]: t["conf"] for t in report["tests"]}
+    assert tests["tests/test_auth.py::test_login_returns_token"] == 1.0
+    assert tests["tests/test_auth.py::test_wrong_password_is_refused"] == 1.0
+    assert "tests/test_api.py::test_handle_login" in tests
+    assert "tests/test_session.py::test_expiry" not in tests
+
+
+def test_the_planted_cochange_partner_surfaces(report: dict):
+    partners = {c["file"]: c["score"] for c in report["cochange"]}
+    assert partners.get("acme/session.py", 0) > 0
+    assert "acme/api.py" not in partners or partners["acme/api.py"] < partners["acme/session.py"]
+
+
+def test_tests_command_prints_pytest_node_ids(demo_root: Path):
+    result = _run("tests", "--root", str(demo_root))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.split()
+    assert "tests/test_auth.py::test_login_returns_token" in lines
+    assert lines == sorted(lines)
+
+
+def test_json_is_byte_identical_across_runs(demo_root: Path, report: dict):
+    again = _run("analyze", "--root", str(demo_root), "--format", "json", "--no-llm")
+    assert json.loads(again.stdout) == report
+    third = _run("analyze", "--root", str(demo_root), "--format", "json", "--no-llm")
+    assert third.stdout == again.stdout
+
+
+def test_text_report_names_the_sites(demo_root: Path):
+    result = _run("analyze", "--root", str(demo_root), "--color", "never")
+    assert result.returncode == 0, result.stderr
+    assert "acme/api.py:9" in result.stdout
+    assert "\x1b[" not in result.stdout
+
+
+def test_fail_on_must_exits_1(demo_root: Path):
+    result = _run("analyze", "--root", str(demo_root), "--fail-on", "must", "--format", "json")
+    assert result.returncode == 1
+
+
+def test_unknown_base_exits_2(demo_root: Path):
+    result = _run("analyze", "--root", str(demo_root), "--base", "no-such-rev")
+    assert result.returncode == 2
+    assert "no-such-rev" in result.stderr
+
+
+def test_non_git_root_exits_2(tmp_path: Path):
+    (tmp_path / "m.py").write_text("def f():\n    pass\n", encoding="utf-8")
+    result = _run("analyze", "--root", str(tmp_path))
+    assert result.returncode == 2
+    assert "not a git repository" in result.stderr
+
+
+def test_demo_runs_from_a_fresh_install():
+    result = _run("demo")
+    assert result.returncode == 0, result.stderr
+    assert "MUST" in result.stdout.upper()
+    assert "acme/api.py:9" in result.stdout
