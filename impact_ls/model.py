@@ -244,6 +244,7 @@ class Site:
     span: Span
     args: ArgShape | None = None
     name_matched: bool = False
+    relation: Relation | None = None  # the relation whose edge this site evidences
 
 
 @dataclass(**_FROZEN)
@@ -293,6 +294,7 @@ class TriageEntry:
     unanalyzable: bool = False
     name_matched: bool = False
     breaks: tuple[Break, ...] = ()
+    via: QualName | None = None  # the walk predecessor (the seed at distance 1)
 
 
 @dataclass(**_FROZEN)
@@ -335,6 +337,7 @@ class Unanalyzable:
     reason: str
     entity: QualName
     name: str
+    seed: QualName | None = None  # the changed entity whose name this channel may serve
 
 
 @dataclass(**_FROZEN)
