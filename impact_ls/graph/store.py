@@ -1,0 +1,305 @@
+"""The on-disk cache of per-file facts: sqlite, keyed by path, content hash and extractor version.
+
+``FactStore.open(root)`` puts the database at ``<root>/.impact_ls/facts.sqlite3`` (the folder gets
+a ``.gitignore`` of ``*``, as pytest and ruff do). It never raises: a corrupt database is deleted
+and rebuilt; a root where the folder cannot be made or written falls back to the user cache dir
+(``$XDG_CACHE_HOME/impact-ls/<hash of root>/``, else ``~/.cache/impact-ls/...``), and if that fails
+too, to an in-memory database. ``note`` says which degradation happened, for the report's audit.
+
+A row whose facts no longer decode is a miss, never an error; a failing write is logged and
+dropped. The cache is an accelerator: losing it costs time, not correctness. Rows are
+``(path, sha256 of the file's bytes, EXTRACTOR_VERSION) → facts JSON``; several hashes of one path
+may coexist (switching branches back and forth stays warm) until ``prune`` trims them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from impact_ls.config import CACHE_DIR_NAME
+from impact_ls.graph.facts import EXTRACTOR_VERSION, FileFacts, facts_from_json, facts_to_json
+
+logger = logging.getLogger(__name__)
+
+DB_NAME = "facts.sqlite3"
+# Bump when the table layout changes; an older database is dropped and rebuilt.
+SCHEMA_VERSION = 1
+# Hashes kept per path after a prune: the current one plus a few recent branches' versions.
+_ROWS_PER_PATH = 3
+_BUSY_TIMEOUT_S = 5.0
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS facts (
+    path TEXT NOT NULL,
+    sha TEXT NOT NULL,
+    version TEXT NOT NULL,
+    facts TEXT NOT NULL,
+    PRIMARY KEY (path, sha, version)
+)
+"""
+
+_INSERT = "INSERT OR REPLACE INTO facts (path, sha, version, facts) VALUES (?, ?, ?, ?)"
+
+Row = tuple[str, str, FileFacts]
+
+
+class FactStore:
+    """A sqlite cache of ``FileFacts`` that degrades instead of failing."""
+
+    def __init__(self, conn: sqlite3.Connection, *, location: str, note: str | None = None) -> None:
+        self._conn = conn
+        self._lock = threading.Lock()
+        self._broken = False
+        self.location = location
+        self.note = note
+
+    # ------------------------------------------------------------------ opening
+
+    @classmethod
+    def open(cls, root: Path) -> FactStore:
+        """The cache for ``root``: in the project, else the user cache dir, else memory."""
+        project_dir = Path(root) / CACHE_DIR_NAME
+        try:
+            _prepare_dir(project_dir, gitignore=True)
+            return cls(_connect(project_dir / DB_NAME), location=str(project_dir / DB_NAME))
+        except (OSError, sqlite3.Error) as exc:
+            first = f"{project_dir} is not writable ({_why(exc)})"
+            logger.warning("fact cache: %s; trying the user cache dir", first)
+        user_dir = _user_cache_dir(Path(root))
+        try:
+            _prepare_dir(user_dir, gitignore=False)
+            db = user_dir / DB_NAME
+            return cls(_connect(db), location=str(db), note=f"cache in {user_dir}: {first}")
+        except (OSError, sqlite3.Error) as exc:
+            second = f"{user_dir} is not writable ({_why(exc)})"
+            logger.warning("fact cache: %s; keeping the cache in memory", second)
+        return cls(
+            _connect(None), location=":memory:", note=f"cache in memory: {first}; {second}"
+        )
+
+    @classmethod
+    def in_memory(cls, note: str | None = None) -> FactStore:
+        """A store that forgets everything when the process ends."""
+        return cls(_connect(None), location=":memory:", note=note)
+
+    def close(self) -> None:
+        """Close the database; later calls behave as misses and dropped writes."""
+        with self._lock:
+            self._broken = True
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.close()
+
+    # ------------------------------------------------------------------ reading
+
+    def get(self, path: str, sha: str) -> FileFacts | None:
+        """The cached facts of ``path`` at content hash ``sha``, or ``None`` (a miss)."""
+        with self._lock:
+            text = self._query_one(path, sha)
+        return None if text is None else _decode(path, text)
+
+    def get_many(self, wanted: Mapping[str, str]) -> dict[str, FileFacts]:
+        """Cached facts for each ``path → sha`` of ``wanted`` that has a valid row, in one scan."""
+        if not wanted:
+            return {}
+        with self._lock:
+            if self._broken:
+                return {}
+            try:
+                rows = self._conn.execute(
+                    "SELECT path, sha, facts FROM facts WHERE version = ?", (EXTRACTOR_VERSION,)
+                ).fetchall()
+            except sqlite3.Error as exc:
+                self._fail("read", exc)
+                return {}
+        found: dict[str, FileFacts] = {}
+        for path, sha, text in rows:
+            if wanted.get(path) == sha:
+                facts = _decode(path, text)
+                if facts is not None:
+                    found[path] = facts
+        return found
+
+    def _query_one(self, path: str, sha: str) -> str | None:
+        if self._broken:
+            return None
+        try:
+            row = self._conn.execute(
+                "SELECT facts FROM facts WHERE path = ? AND sha = ? AND version = ?",
+                (path, sha, EXTRACTOR_VERSION),
+            ).fetchone()
+        except sqlite3.Error as exc:
+            self._fail("read", exc)
+            return None
+        return None if row is None else str(row[0])
+
+    # ------------------------------------------------------------------ writing
+
+    def put_many(self, rows: Iterable[Row]) -> int:
+        """Store ``(path, sha, facts)`` rows in one transaction; return how many were written."""
+        return self.put_encoded(
+            (path, sha, EXTRACTOR_VERSION, facts_to_json(facts)) for path, sha, facts in rows
+        )
+
+    def put_encoded(self, rows: Iterable[tuple[str, str, str, str]]) -> int:
+        """Store ``(path, sha, extractor version, facts JSON)`` rows serialised elsewhere."""
+        batch = list(rows)
+        if not batch:
+            return 0
+        with self._lock:
+            if self._broken:
+                return 0
+            try:
+                with self._conn:
+                    self._conn.executemany(_INSERT, batch)
+            except sqlite3.Error as exc:
+                self._fail("write", exc)
+                return 0
+        return len(batch)
+
+    def prune(self, existing_paths: Iterable[str]) -> int:
+        """Drop rows of vanished paths, of other extractor versions and old hashes; return count."""
+        keep = sorted(set(existing_paths))
+        with self._lock:
+            if self._broken:
+                return 0
+            try:
+                with self._conn:
+                    conn = self._conn
+                    conn.execute("CREATE TEMP TABLE IF NOT EXISTS keep (path TEXT PRIMARY KEY)")
+                    conn.execute("DELETE FROM keep")
+                    conn.executemany("INSERT INTO keep (path) VALUES (?)", ((p,) for p in keep))
+                    removed = conn.execute(
+                        "DELETE FROM facts"
+                        " WHERE version != ? OR path NOT IN (SELECT path FROM keep)",
+                        (EXTRACTOR_VERSION,),
+                    ).rowcount
+                    removed += self._conn.execute(
+                        """DELETE FROM facts WHERE rowid IN (
+                               SELECT rowid FROM (
+                                   SELECT rowid, ROW_NUMBER() OVER (
+                                       PARTITION BY path ORDER BY rowid DESC) AS n
+                                   FROM facts)
+                               WHERE n > ?)""",
+                        (_ROWS_PER_PATH,),
+                    ).rowcount
+                    self._conn.execute("DELETE FROM keep")
+            except sqlite3.Error as exc:
+                self._fail("prune", exc)
+                return 0
+        if removed:
+            logger.debug("pruned %d cached rows", removed)
+        return max(removed, 0)
+
+    def count(self) -> int:
+        """How many rows the cache holds (all paths, hashes and versions)."""
+        with self._lock:
+            if self._broken:
+                return 0
+            try:
+                return int(self._conn.execute("SELECT count(*) FROM facts").fetchone()[0])
+            except sqlite3.Error as exc:
+                self._fail("read", exc)
+                return 0
+
+    def _fail(self, what: str, exc: sqlite3.Error) -> None:
+        """A database that fails mid-session stops being used; the next open rebuilds it."""
+        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+            logger.warning("fact cache busy (%s); %s skipped", exc, what)
+            return
+        logger.warning("fact cache %s failed (%s); continuing without the cache", what, exc)
+        self._broken = True
+        self.note = f"cache disabled after a {what} error: {exc}"
+
+
+def sha256_of(data: bytes) -> str:
+    """The hex sha256 of a file's bytes: the content half of a cache key."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def _decode(path: str, text: str) -> FileFacts | None:
+    try:
+        return facts_from_json(text)
+    except (ValueError, TypeError, KeyError) as exc:
+        logger.info("cached facts of %s do not decode (%s); re-extracting", path, exc)
+        return None
+
+
+def _prepare_dir(directory: Path, *, gitignore: bool) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    if gitignore:
+        marker = directory / ".gitignore"
+        if not marker.is_file():
+            marker.write_text("# created by impact-ls; the cache is never committed\n*\n")
+
+
+def _connect(db: Path | None) -> sqlite3.Connection:
+    """Open (and if need be rebuild) the database; raise only when ``db`` cannot be written."""
+    if db is None:
+        conn = sqlite3.connect(":memory:", check_same_thread=False)
+        _init(conn)
+        return conn
+    try:
+        conn = _open_file(db)
+    except sqlite3.DatabaseError as exc:
+        if isinstance(exc, sqlite3.OperationalError) and not _is_corruption(exc):
+            raise
+        logger.warning("fact cache %s is corrupt (%s); deleting and rebuilding it", db, exc)
+        _delete_db(db)
+        conn = _open_file(db)
+    return conn
+
+
+def _open_file(db: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(db, timeout=_BUSY_TIMEOUT_S, check_same_thread=False)
+    try:
+        _init(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _init(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA journal_mode=WAL")
+    # The cache may lose its last transaction on power loss; it is rebuilt from sources anyway.
+    conn.execute("PRAGMA synchronous=NORMAL")
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version not in (0, SCHEMA_VERSION):
+        logger.info("fact cache schema %s is not %s; rebuilding it", version, SCHEMA_VERSION)
+        with conn:
+            conn.execute("DROP TABLE IF EXISTS facts")
+    with conn:
+        conn.execute(_SCHEMA)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    # Touch the table so a damaged file fails here, where it can be rebuilt, not mid-index.
+    conn.execute("SELECT count(*) FROM facts").fetchone()
+
+
+def _is_corruption(exc: sqlite3.Error) -> bool:
+    text = str(exc).lower()
+    return any(word in text for word in ("malformed", "not a database", "corrupt", "disk image"))
+
+
+def _delete_db(db: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            Path(str(db) + suffix).unlink()
+
+
+def _user_cache_dir(root: Path) -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    digest = hashlib.sha256(str(Path(root).resolve()).encode("utf-8")).hexdigest()[:16]
+    return Path(base) / "impact-ls" / digest
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc)
