@@ -1,0 +1,232 @@
+"""Relation-set selection (spec §3.2): which relations a change type may perturb, and how each
+relation is read off the code graph.
+
+Contract:
+    ``RELATION_TABLE`` is the fixed table of spec §3.2; ``select_relations`` looks a change up in
+    it and applies the method-body escape gate (a body change that writes no parameter, no
+    attribute of ``self``/a parameter, no global and no ``return``/``yield`` walks nothing —
+    ``Change.escapes`` carries classify's verdict). A change type never walks a relation outside
+    its row: the walk asks ``dependents_via`` for the selected relations only.
+
+    ``dependents_via(relation, entity, graph, change=..., at_seed=...)`` returns one ``Hop`` per
+    graph edge that admits a dependent of ``entity`` through ``relation``:
+
+    ============================  ==============================================================
+    relation                      graph query
+    ============================  ==============================================================
+    CalledBy, Callers             ``callers_of`` (call edges; name-matched edges kept, flagged)
+    Overrides                     ``overriders_of`` (methods overriding ``entity``)
+    OverriddenBy                  ``methods_overridden_by`` (forward: the base methods)
+    UsedBy                        ``field_users_of`` (class-member edges) plus type-ref edges
+    ConstructedBy, InstantiatedBy ``instantiations_of`` the class (a constructor or field change
+                                  at the seed means its owning class)
+    SubclassOf                    ``subclasses_of`` the class (owning class as above)
+    SuperclassOf                  ``superclasses_of`` the class (forward: the bases)
+    ImportedBy                    ``importers_of`` (import/type-ref/re-export, chains followed)
+    ============================  ==============================================================
+
+    For a forward relation the dependent is the edge's target and the site is the target's
+    definition; otherwise the dependent is the edge's source and the site is the edge's evidence.
+    ``walk_seeds`` names where a change's walk starts: the baseline entity, plus for an import
+    change each removed name re-exported from the changed module (``pkg.mod.b``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from impact_ls.graph.codegraph import CodeGraph
+from impact_ls.model import (
+    Change,
+    ChangeType,
+    Edge,
+    EdgeKind,
+    NodeKind,
+    QualName,
+    Relation,
+    Site,
+)
+
+logger = logging.getLogger(__name__)
+
+RELATION_TABLE: Mapping[ChangeType, tuple[Relation, ...]] = MappingProxyType(
+    {
+        ChangeType.METHOD_SIGNATURE: (
+            Relation.CALLED_BY,
+            Relation.OVERRIDES,
+            Relation.OVERRIDDEN_BY,
+        ),
+        ChangeType.METHOD_BODY: (Relation.CALLERS,),
+        ChangeType.FIELD: (Relation.USED_BY, Relation.CONSTRUCTED_BY, Relation.SUBCLASS_OF),
+        ChangeType.CLASS_DECL: (
+            Relation.INSTANTIATED_BY,
+            Relation.SUBCLASS_OF,
+            Relation.SUPERCLASS_OF,
+        ),
+        ChangeType.CONSTRUCTOR: (Relation.INSTANTIATED_BY,),
+        ChangeType.IMPORT: (Relation.IMPORTED_BY,),
+        ChangeType.ADD: (),
+        ChangeType.DELETE: (
+            Relation.CALLED_BY,
+            Relation.USED_BY,
+            Relation.IMPORTED_BY,
+            Relation.INSTANTIATED_BY,
+            Relation.OVERRIDES,
+            Relation.OVERRIDDEN_BY,
+        ),
+        ChangeType.INCOMPLETE: (),
+    }
+)
+
+# Relations whose dependents sit at the head of the edge (the changed entity is the source).
+_FORWARD = frozenset({Relation.OVERRIDDEN_BY, Relation.SUPERCLASS_OF})
+_CLASS_RELATIONS = frozenset(
+    {
+        Relation.CONSTRUCTED_BY,
+        Relation.INSTANTIATED_BY,
+        Relation.SUBCLASS_OF,
+        Relation.SUPERCLASS_OF,
+    }
+)
+_CONSTRUCTORS = frozenset({"__init__", "__new__"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Hop:
+    """One dependent reached from an entity through one relation, with its evidence."""
+
+    entity: QualName
+    relation: Relation
+    site: Site
+
+
+def select_relations(change: Change) -> tuple[Relation, ...]:
+    """The relations ``change`` may perturb: its table row, empty for a non-escaping body change."""
+    if change.change_type is ChangeType.METHOD_BODY and not change.escapes:
+        return ()
+    return RELATION_TABLE.get(change.change_type, ())
+
+
+def walk_seeds(change: Change, graph: CodeGraph) -> tuple[QualName, ...]:
+    """Where the reverse walk of ``change`` starts: the baseline entity (and removed imports)."""
+    seeds = {change.entity}
+    if change.change_type is ChangeType.IMPORT and change.removed_names:
+        module = _module_of(change, graph)
+        for raw in change.removed_names:
+            # ``from x import y as z`` binds ``z``; classify may hand us either spelling.
+            name = raw.rsplit(" as ", 1)[-1].strip()
+            if name:
+                seeds.add(QualName(f"{module}.{name}"))
+    return tuple(sorted(seeds))
+
+
+def dependents_via(
+    relation: Relation,
+    entity: QualName,
+    graph: CodeGraph,
+    *,
+    change: Change,
+    at_seed: bool,
+) -> list[Hop]:
+    """Every dependent of ``entity`` admitted by ``relation``, one ``Hop`` per evidence edge."""
+    target = entity
+    if relation in _CLASS_RELATIONS:
+        owner = _class_target(entity, graph, change=change, at_seed=at_seed)
+        if owner is None:
+            return []
+        target = owner
+    edges = _edges(relation, target, graph, change=change, at_seed=at_seed)
+    forward = relation in _FORWARD
+    hops = []
+    for edge in edges:
+        reached = edge.target if forward else edge.source
+        hops.append(
+            Hop(entity=reached, relation=relation, site=_site(edge, relation, graph, forward))
+        )
+    return hops
+
+
+def _edges(
+    relation: Relation, target: QualName, graph: CodeGraph, *, change: Change, at_seed: bool
+) -> list[Edge]:
+    if relation in (Relation.CALLED_BY, Relation.CALLERS):
+        return graph.callers_of(target, confirmed=True)
+    if relation is Relation.OVERRIDES:
+        return graph.overriders_of(target)
+    if relation is Relation.OVERRIDDEN_BY:
+        return graph.methods_overridden_by(target)
+    if relation is Relation.USED_BY:
+        used = target
+        if change.change_type is ChangeType.FIELD and not at_seed:
+            node = graph.node(target)
+            # A subclass reached through SubclassOf shadows or reads the field under its own name.
+            if node is not None and node.kind is NodeKind.CLASS:
+                used = QualName(f"{target}.{change.short_name}")
+        return sorted(
+            [*graph.field_users_of(used), *graph.dependents(used, kinds=(EdgeKind.TYPE_REF,))],
+            key=_edge_key,
+        )
+    if relation in (Relation.CONSTRUCTED_BY, Relation.INSTANTIATED_BY):
+        return graph.instantiations_of(target)
+    if relation is Relation.SUBCLASS_OF:
+        return graph.subclasses_of(target)
+    if relation is Relation.SUPERCLASS_OF:
+        return graph.superclasses_of(target)
+    if relation is Relation.IMPORTED_BY:
+        return graph.importers_of(target)
+    return []
+
+
+def _class_target(
+    entity: QualName, graph: CodeGraph, *, change: Change, at_seed: bool
+) -> QualName | None:
+    """The class a class-level relation is asked about, or ``None`` if there is none."""
+    node = graph.node(entity)
+    if not at_seed or change.change_type in (ChangeType.CLASS_DECL, ChangeType.DELETE):
+        # A deleted class is no node any more; its dangling instantiate/inherit edges still count.
+        return entity if node is None or node.kind is NodeKind.CLASS else None
+    if node is not None and node.kind is NodeKind.CLASS:
+        return entity
+    parent, _, name = entity.rpartition(".")
+    if not parent:
+        return None
+    if change.change_type is ChangeType.CONSTRUCTOR and name not in _CONSTRUCTORS:
+        return entity
+    parent_node = graph.node(parent)
+    if parent_node is not None and parent_node.kind is not NodeKind.CLASS:
+        return None  # a module constant has no constructor and no subclasses
+    return QualName(parent)
+
+
+def _site(edge: Edge, relation: Relation, graph: CodeGraph, forward: bool) -> Site:
+    if forward:
+        node = graph.node(edge.target)
+        if node is not None:
+            return Site(
+                file=node.file, span=node.span, name_matched=edge.name_matched, relation=relation
+            )
+    return Site(
+        file=edge.file,
+        span=edge.span,
+        args=edge.args,
+        name_matched=edge.name_matched,
+        relation=relation,
+    )
+
+
+def _module_of(change: Change, graph: CodeGraph) -> str:
+    for node in graph.nodes_in_file(change.file):
+        if node.kind is NodeKind.MODULE:
+            return node.id
+    entity = graph.node(change.entity)
+    if entity is not None and entity.kind is NodeKind.MODULE:
+        return entity.id
+    # Without a module node the entity's parent is the best guess (``pkg.mod.name`` → ``pkg.mod``).
+    return change.entity.rpartition(".")[0] or change.entity
+
+
+def _edge_key(edge: Edge) -> tuple[str, int, int, str, str, str]:
+    return (edge.file, edge.span.line, edge.span.col, edge.kind.value, edge.source, edge.target)
