@@ -1,0 +1,92 @@
+"""Hidden channels (spec §7.4): places the changed name may be reached where no edge can show it.
+
+Contract:
+    input    one ``Change`` and the current ``CodeGraph``.
+    output   ``Unanalyzable`` entries sorted by (file, line, entity, name), one per dynamic
+             reference that may serve the change, each with the reference's reason and
+             ``seed`` = the changed entity. ``triage`` turns them into MAY-IMPACT entries flagged
+             ``unanalyzable`` — an invisible boundary is reported, never silently LOW-RISK.
+    matches  - a string-keyed ``getattr``/``setattr``/``hasattr``, a registry key or an
+               identifier-like string literal equal to the changed short name (for a constructor
+               the class name; for an import change also each removed name);
+             - ``importlib.import_module`` of the module that holds the change;
+             - a module-level ``__getattr__`` in a module on the entity's import path
+               (``pkg/__init__.py`` or ``pkg/mod.py`` for ``pkg.mod.func``), which may serve the
+               name however it changes.
+    gate     a change whose relation set is empty (``add``, ``incomplete``, a non-escaping body
+             change) has no dependents to hide, so it yields nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from impact_ls.analysis.relations import select_relations
+from impact_ls.graph.codegraph import CodeGraph
+from impact_ls.model import (
+    Change,
+    ChangeType,
+    DynamicKind,
+    DynamicRef,
+    NodeKind,
+    Unanalyzable,
+)
+
+logger = logging.getLogger(__name__)
+
+_NAME_KINDS = frozenset(
+    {DynamicKind.GETATTR, DynamicKind.SETATTR, DynamicKind.HASATTR, DynamicKind.STRING_LITERAL}
+)
+_CONSTRUCTORS = frozenset({"__init__", "__new__"})
+
+
+def find_hidden_channels(change: Change, graph: CodeGraph) -> tuple[Unanalyzable, ...]:
+    """Dynamic references that could reach ``change``'s entity out of sight of the graph."""
+    if not select_relations(change):
+        return ()
+    refs: set[DynamicRef] = set()
+    for name in _names(change):
+        refs.update(r for r in graph.dynamic_refs_named(name) if r.kind in _NAME_KINDS)
+    module = _module_of(change, graph)
+    if module:
+        refs.update(
+            r for r in graph.dynamic_refs_named(module) if r.kind is DynamicKind.IMPORT_MODULE
+        )
+    for ref in graph.module_getattr_refs():
+        if change.entity.startswith(f"{ref.source}.") or change.entity == ref.source:
+            refs.add(ref)
+    out = {
+        Unanalyzable(
+            file=ref.file,
+            line=ref.span.line,
+            reason=ref.reason,
+            entity=ref.source,
+            name=ref.name,
+            seed=change.entity,
+        )
+        for ref in refs
+    }
+    logger.debug("hidden channels of %s: %d", change.entity, len(out))
+    return tuple(sorted(out, key=lambda u: (u.file, u.line, u.entity, u.name, u.reason)))
+
+
+def _names(change: Change) -> list[str]:
+    parts = change.entity.split(".")
+    names = {parts[-1]}
+    if (
+        change.change_type is ChangeType.CONSTRUCTOR
+        and parts[-1] in _CONSTRUCTORS
+        and len(parts) > 1
+    ):
+        names = {parts[-2]}
+    if change.change_type is ChangeType.IMPORT:
+        names.update(n.rsplit(" as ", 1)[-1].strip() for n in change.removed_names)
+    return sorted(n for n in names if n)
+
+
+def _module_of(change: Change, graph: CodeGraph) -> str:
+    for node in graph.nodes_in_file(change.file):
+        if node.kind is NodeKind.MODULE:
+            return node.id
+    # No module node for the file (a partial graph): the entity's parent is the best guess.
+    return change.entity.rpartition(".")[0]

@@ -1,0 +1,103 @@
+"""Hidden channels: string-keyed lookups, dynamic imports and module ``__getattr__``."""
+
+from __future__ import annotations
+
+from impact_ls.analysis.hidden import find_hidden_channels
+from impact_ls.graph.codegraph import CodeGraph
+from impact_ls.model import (
+    Change,
+    ChangeType,
+    DynamicKind,
+    DynamicRef,
+    Node,
+    NodeKind,
+    QualName,
+    Span,
+    Unanalyzable,
+)
+
+Q = QualName
+
+
+def _change(kind: ChangeType, entity: str, **kw) -> Change:
+    return Change(change_type=kind, entity=Q(entity), file="pkg/auth.py", line_range=(5, 9), **kw)
+
+
+def _ref(source: str, name: str, kind: DynamicKind, file: str, line: int) -> DynamicRef:
+    return DynamicRef(source=Q(source), name=name, kind=kind, file=file, span=Span(line=line))
+
+
+def _graph() -> CodeGraph:
+    nodes = [
+        Node(id=Q("pkg.auth"), kind=NodeKind.MODULE, file="pkg/auth.py", span=Span(line=1)),
+        Node(id=Q("pkg.auth.Login"), kind=NodeKind.CLASS, file="pkg/auth.py", span=Span(line=3)),
+    ]
+    dynamic = [
+        _ref("pkg.plugins.run", "login", DynamicKind.GETATTR, "pkg/plugins.py", 7),
+        _ref("pkg.registry", "login", DynamicKind.STRING_LITERAL, "pkg/registry.py", 3),
+        _ref("pkg.loader.load", "pkg.auth", DynamicKind.IMPORT_MODULE, "pkg/loader.py", 12),
+        _ref("pkg", "__getattr__", DynamicKind.MODULE_GETATTR, "pkg/__init__.py", 20),
+        _ref("other", "__getattr__", DynamicKind.MODULE_GETATTR, "other/__init__.py", 2),
+        _ref("pkg.plugins.run", "logout", DynamicKind.GETATTR, "pkg/plugins.py", 9),
+        _ref("pkg.plugins.make", "Login", DynamicKind.GETATTR, "pkg/plugins.py", 15),
+    ]
+    return CodeGraph.of(nodes, (), dynamic)
+
+
+def test_signature_change_finds_every_channel_that_may_serve_its_name():
+    hidden = find_hidden_channels(
+        _change(ChangeType.METHOD_SIGNATURE, "pkg.auth.Login.login"), _graph()
+    )
+    seed = Q("pkg.auth.Login.login")
+    assert hidden == (
+        Unanalyzable(
+            file="pkg/__init__.py",
+            line=20,
+            entity=Q("pkg"),
+            name="__getattr__",
+            reason="module-level __getattr__ may serve any name",
+            seed=seed,
+        ),
+        Unanalyzable(
+            file="pkg/loader.py",
+            line=12,
+            entity=Q("pkg.loader.load"),
+            name="pkg.auth",
+            reason="importlib.import_module('pkg.auth')",
+            seed=seed,
+        ),
+        Unanalyzable(
+            file="pkg/plugins.py",
+            line=7,
+            entity=Q("pkg.plugins.run"),
+            name="login",
+            reason="string-keyed getattr of 'login'",
+            seed=seed,
+        ),
+        Unanalyzable(
+            file="pkg/registry.py",
+            line=3,
+            entity=Q("pkg.registry"),
+            name="login",
+            reason="string literal 'login' names a definition",
+            seed=seed,
+        ),
+    )
+
+
+def test_constructor_change_looks_for_the_class_name():
+    hidden = find_hidden_channels(
+        _change(ChangeType.CONSTRUCTOR, "pkg.auth.Login.__init__"), _graph()
+    )
+    assert [(u.file, u.line, u.name) for u in hidden] == [
+        ("pkg/__init__.py", 20, "__getattr__"),
+        ("pkg/loader.py", 12, "pkg.auth"),
+        ("pkg/plugins.py", 15, "Login"),
+    ]
+
+
+def test_changes_without_dependents_have_no_hidden_channels():
+    graph = _graph()
+    assert find_hidden_channels(_change(ChangeType.ADD, "pkg.auth.Login.login"), graph) == ()
+    local = _change(ChangeType.METHOD_BODY, "pkg.auth.Login.login", escapes=False)
+    assert find_hidden_channels(local, graph) == ()
