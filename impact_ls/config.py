@@ -38,6 +38,7 @@ TEST_WEIGHT_CONTAINS = 0.5
 TEST_WEIGHT_IMPORT = 0.45
 TEST_MAP_MIN = 0.45
 MAX_TEST_PAIRS = 256
+MAX_TEST_HOPS = 4  # path length from a changed entity or member to a test (not in the spec)
 # rank (§3.6)
 LEX_W_ID = 0.5
 LEX_W_STR = 0.3
