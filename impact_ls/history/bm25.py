@@ -1,0 +1,75 @@
+"""A small Okapi BM25 scorer over tokenized commit messages (k1 = 1.2, b = 0.75).
+
+``tokenize`` splits text on everything that is not a letter or digit (so ``_`` too) and on
+camelCase boundaries (``HTTPServerError`` → ``http``, ``server``, ``error``), lowercases, and
+drops one-character tokens, which carry no topic. ``Bm25Corpus`` holds the collection
+statistics (document count, average length, document frequencies); ``score`` rates one
+document against a query with the non-negative IDF ``log(1 + (N - df + 0.5) / (df + 0.5))``, so a
+term present in every message still counts a little and never subtracts.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+K1 = 1.2
+B = 0.75
+MIN_TOKEN_CHARS = 2
+
+_WORDS = re.compile(r"[^\W_]+")
+# Acronyms stay whole up to the next capitalised word: HTTPServer → HTTP, Server.
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def tokenize(text: str) -> tuple[str, ...]:
+    """Lowercased word tokens of ``text``, split on non-alphanumerics, ``_`` and camelCase."""
+    tokens: list[str] = []
+    for word in _WORDS.findall(text):
+        parts = _CAMEL.findall(word) if word.isascii() else [word]
+        tokens.extend(part.lower() for part in parts if len(part) >= MIN_TOKEN_CHARS)
+    return tuple(tokens)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Bm25Corpus:
+    """Collection statistics BM25 needs: how many documents, how long, which terms where."""
+
+    doc_count: int = 0
+    avg_len: float = 0.0
+    doc_freq: Mapping[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def from_documents(cls, documents: Iterable[Sequence[str]]) -> Bm25Corpus:
+        """Statistics of ``documents``, each a sequence of tokens."""
+        doc_freq: Counter[str] = Counter()
+        count = 0
+        total = 0
+        for tokens in documents:
+            count += 1
+            total += len(tokens)
+            doc_freq.update(set(tokens))
+        return cls(doc_count=count, avg_len=total / count if count else 0.0, doc_freq=doc_freq)
+
+    def idf(self, term: str) -> float:
+        """The inverse document frequency of ``term``; 0 for a term no document holds."""
+        df = self.doc_freq.get(term, 0)
+        if df == 0:
+            return 0.0
+        return math.log(1.0 + (self.doc_count - df + 0.5) / (df + 0.5))
+
+    def score(self, query: Iterable[str], document: Sequence[str]) -> float:
+        """The BM25 score of ``document`` for the distinct terms of ``query``; ≥ 0."""
+        if not document or self.avg_len <= 0:
+            return 0.0
+        counts = Counter(document)
+        norm = K1 * (1.0 - B + B * len(document) / self.avg_len)
+        total = 0.0
+        for term in set(query):
+            tf = counts.get(term, 0)
+            if tf:
+                total += self.idf(term) * tf * (K1 + 1.0) / (tf + norm)
+        return total

@@ -1,0 +1,491 @@
+"""The co-change index: which files git history says change together (spec §3.4).
+
+Mining. ``CoChangeIndex.build`` walks HEAD's first-parent chain and keeps, per commit, its
+committer time, its tokenized message and the paths it changed (no rename detection). Merges
+are skipped (their changes belong to the merged commits), so are root commits (a whole tree
+imported at once says nothing about coupling), commits cut off by a shallow clone, and commits
+touching more than ``max_commit_files`` paths (sweeping refactors, vendoring, formatting).
+
+Caching. The mined commits are stored under ``cache_dir`` as ``cochange-<head sha>.json``. A file
+for the current HEAD is reused as is; ``refresh`` after HEAD moved forward along first parents
+mines only the new commits and stores them as a small delta file naming its base, so both the
+refresh and its write cost O(new commits). A missing, unreadable, corrupt or foreign cache file
+(other format version, commit-size cap or shallowness) is a miss and is rebuilt.
+
+Scoring (``partners``). For an edited file f, let C(f) be the indexed commits touching f whose
+committer time is strictly before ``before`` (anti-leakage: later commits are never evidence).
+Each commit c weighs
+
+    w(c) = relevance(c) * churn(c)
+    relevance(c) = FLOOR + (1 - FLOOR) * bm25(message(c), task_text) / max over C(f) of bm25
+    churn(c)     = 1 / log2(1 + |files(c)|)
+
+and ``score(f, g) = Σ_{c ∈ C(f), g ∈ c} w(c) / Σ_{c ∈ C(f)} w(c)``: the relevance-weighted share
+of f's history in which g changed too. It lies in [0, 1]; the spec's "churn weights it by how
+often the pair recurs" is the sum itself, and the per-commit churn factor discounts broad
+commits, whose pairs are weaker evidence than those of a two-file commit. ``FLOOR`` = 0.2 keeps
+pure co-change alive: when no message matches the task text every relevance is the same floor,
+which cancels out and leaves the plain co-change share; when some match, the best-matching commit
+counts five times as much as an unrelated one. BM25's collection statistics are taken over the
+commits before ``before`` only. Only direct partners are returned (L = 1): a partner's partner is
+never followed. Scores are rounded to 4 decimals, zero scores and the input files dropped, at most
+``limit`` partners kept per input file, and the union (maximum score per partner) sorted by score
+descending, then path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import math
+import os
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from impact_ls import config
+from impact_ls.history.bm25 import Bm25Corpus, tokenize
+from impact_ls.history.repo import CommitFacts, CommitKind, GitRepo
+from impact_ls.model import CoChange
+
+logger = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+RELEVANCE_FLOOR = 0.2
+CACHE_PREFIX = "cochange-"
+CACHE_SUFFIX = ".json"
+# A delta chain longer than this is written out in full, bounding the cost of a cold load.
+MAX_DELTA_CHAIN = 32
+# Cache files kept per folder (the newest); older HEADs are rebuilt if ever checked out again.
+KEEP_CACHE_FILES = 24
+
+NOTE_NO_GIT = "no git repository: co-change unavailable"
+NOTE_EMPTY = "git repository has no commits: co-change unavailable"
+NOTE_NO_HISTORY = "git history has no commits to learn co-change from"
+
+
+@dataclass(frozen=True, slots=True)
+class _Commit:
+    time: int
+    tokens: tuple[str, ...]
+    files: tuple[int, ...]
+    churn: float
+
+
+class _Store:
+    """Append-only commit storage, shared by an index and the ones ``refresh`` derives from it."""
+
+    __slots__ = ("commits", "ids", "paths", "postings")
+
+    def __init__(self) -> None:
+        self.commits: list[_Commit] = []
+        self.paths: list[str] = []
+        self.ids: dict[str, int] = {}
+        self.postings: dict[int, list[int]] = {}
+
+    def add(self, when: int, tokens: tuple[str, ...], files: Iterable[str]) -> None:
+        ids: list[int] = []
+        for path in files:
+            fid = self.ids.get(path)
+            if fid is None:
+                fid = self.ids[path] = len(self.paths)
+                self.paths.append(path)
+            ids.append(fid)
+        number = len(self.commits)
+        for fid in ids:
+            self.postings.setdefault(fid, []).append(number)
+        churn = 1.0 / math.log2(1 + len(ids))
+        self.commits.append(_Commit(time=when, tokens=tokens, files=tuple(ids), churn=churn))
+
+    def copy(self, count: int) -> _Store:
+        clone = _Store()
+        for commit in self.commits[:count]:
+            clone.add(commit.time, commit.tokens, (self.paths[i] for i in commit.files))
+        return clone
+
+
+class CoChangeIndex:
+    """Mined first-parent history of one HEAD, answering L = 1 co-change partner queries."""
+
+    __slots__ = (
+        "_cache_dir",
+        "_corpus",
+        "_count",
+        "_depth",
+        "_max_files",
+        "_shallow",
+        "_store",
+        "head",
+        "mined_commits",
+        "notes",
+    )
+
+    def __init__(
+        self,
+        *,
+        store: _Store,
+        head: str | None,
+        notes: tuple[str, ...],
+        cache_dir: Path | None,
+        max_files: int,
+        shallow: bool,
+        mined_commits: int,
+        depth: int = 0,
+    ) -> None:
+        self._store = store
+        self._count = len(store.commits)
+        self._cache_dir = cache_dir
+        self._max_files = max_files
+        self._shallow = shallow
+        self._depth = depth
+        self._corpus: tuple[int, Bm25Corpus] | None = None
+        self.head = head
+        self.notes = notes
+        self.mined_commits = mined_commits
+
+    @property
+    def commit_count(self) -> int:
+        """How many commits the index learned from."""
+        return self._count
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def empty(cls, note: str) -> CoChangeIndex:
+        """An index without history that answers every query with no partners, saying why."""
+        return cls(
+            store=_Store(),
+            head=None,
+            notes=(note,),
+            cache_dir=None,
+            max_files=config.MAX_COMMIT_FILES,
+            shallow=False,
+            mined_commits=0,
+        )
+
+    @classmethod
+    def build(
+        cls,
+        repo: GitRepo,
+        *,
+        cache_dir: Path | None,
+        max_commit_files: int = config.MAX_COMMIT_FILES,
+    ) -> CoChangeIndex:
+        """The index of HEAD's first-parent history, read from ``cache_dir`` when cached there."""
+        head = repo.head_sha()
+        if head is None:
+            return cls.empty(NOTE_EMPTY)
+        shallow = repo.is_shallow()
+        cached = _load(cache_dir, head, max_commit_files, shallow)
+        if cached is not None:
+            store, depth = cached
+            logger.debug("co-change index for %s cached: %d commits", head, len(store.commits))
+            return cls._make(
+                store, head=head, cache_dir=cache_dir, max_files=max_commit_files,
+                shallow=shallow, mined=0, depth=depth,
+            )
+        started = time.perf_counter()
+        facts = list(repo.first_parent_history())
+        store = _Store()
+        mined = _append(store, reversed(facts), max_commit_files)
+        index = cls._make(
+            store, head=head, cache_dir=cache_dir, max_files=max_commit_files,
+            shallow=shallow, mined=mined, depth=0,
+        )
+        logger.debug(
+            "co-change index for %s mined: %d commits walked, %d kept, %.1f ms",
+            head, len(facts), mined, (time.perf_counter() - started) * 1000,
+        )
+        index._save(base=None, new=store.commits)
+        return index
+
+    def refresh(self, repo: GitRepo) -> CoChangeIndex:
+        """The index of the repository's current HEAD, mining only commits new since this one.
+
+        Unchanged HEAD returns ``self``. A HEAD that moved forward along first parents costs one
+        diff per new commit; any other move (reset, rebase, branch switch, shallowness changed)
+        is a cache lookup and, on a miss, a full build.
+        """
+        head = repo.head_sha()
+        if head == self.head:
+            return self
+        shallow = repo.is_shallow()
+        if head is None or self.head is None or shallow != self._shallow:
+            return self.build(repo, cache_dir=self._cache_dir, max_commit_files=self._max_files)
+        cached = _load(self._cache_dir, head, self._max_files, shallow)
+        if cached is not None:
+            store, depth = cached
+            return self._make(
+                store, head=head, cache_dir=self._cache_dir, max_files=self._max_files,
+                shallow=shallow, mined=0, depth=depth,
+            )
+        facts = list(repo.first_parent_history(stop_at=self.head))
+        if not facts or facts[-1].parent != self.head:
+            # HEAD did not grow from ours: the walk went to the root, which is a full build.
+            store = _Store()
+            mined = _append(store, reversed(facts), self._max_files)
+            index = self._make(
+                store, head=head, cache_dir=self._cache_dir, max_files=self._max_files,
+                shallow=shallow, mined=mined, depth=0,
+            )
+            index._save(base=None, new=store.commits)
+            return index
+        # Share the store when we are its newest view; a second refresh of an older view copies.
+        store = self._store if self._count == len(self._store.commits) else self._store.copy(
+            self._count
+        )
+        first_new = len(store.commits)
+        mined = _append(store, reversed(facts), self._max_files)
+        index = self._make(
+            store, head=head, cache_dir=self._cache_dir, max_files=self._max_files,
+            shallow=shallow, mined=mined, depth=self._depth + 1,
+        )
+        logger.debug("co-change index refreshed to %s: %d new commits", head, len(facts))
+        index._save(base=self.head, new=store.commits[first_new:])
+        return index
+
+    @classmethod
+    def _make(
+        cls,
+        store: _Store,
+        *,
+        head: str,
+        cache_dir: Path | None,
+        max_files: int,
+        shallow: bool,
+        mined: int,
+        depth: int,
+    ) -> CoChangeIndex:
+        count = len(store.commits)
+        if shallow:
+            notes: tuple[str, ...] = (f"shallow clone: co-change limited to {count} commits",)
+        elif count == 0:
+            notes = (NOTE_NO_HISTORY,)
+        else:
+            notes = ()
+        return cls(
+            store=store,
+            head=head,
+            notes=notes,
+            cache_dir=cache_dir,
+            max_files=max_files,
+            shallow=shallow,
+            mined_commits=mined,
+            depth=depth,
+        )
+
+    # ------------------------------------------------------------------ query
+
+    def partners(
+        self,
+        files: Sequence[str],
+        *,
+        task_text: str,
+        before: int,
+        limit: int = config.MAX_COCHANGE_PER_FILE,
+    ) -> tuple[CoChange, ...]:
+        """Direct co-change partners of ``files`` from commits strictly before ``before``.
+
+        See the module docstring for the score; at most ``limit`` partners per input file,
+        sorted by score descending then path, never one of ``files`` themselves.
+        """
+        store = self._store
+        inputs = set(files)
+        query = set(tokenize(task_text))
+        corpus = self._corpus_before(before) if query else None
+        best: dict[str, float] = {}
+        for path in sorted(inputs):
+            fid = store.ids.get(path)
+            if fid is None or limit <= 0:
+                continue
+            history = [
+                store.commits[n]
+                for n in store.postings.get(fid, ())
+                if n < self._count and store.commits[n].time < before
+            ]
+            if not history:
+                continue
+            raw = [corpus.score(query, c.tokens) if corpus else 0.0 for c in history]
+            top = max(raw)
+            total = 0.0
+            shared: dict[int, float] = {}
+            for commit, relevance in zip(history, raw, strict=True):
+                share = relevance / top if top > 0 else 0.0
+                weight = (RELEVANCE_FLOOR + (1.0 - RELEVANCE_FLOOR) * share) * commit.churn
+                total += weight
+                for other in commit.files:
+                    if other != fid:
+                        shared[other] = shared.get(other, 0.0) + weight
+            scored = []
+            for other, weight in shared.items():
+                partner = store.paths[other]
+                score = round(weight / total, config.COCHANGE_DECIMALS)
+                if score > 0 and partner not in inputs:
+                    scored.append((-score, partner))
+            scored.sort()
+            for negative, partner in scored[:limit]:
+                if -negative > best.get(partner, 0.0):
+                    best[partner] = -negative
+        ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))
+        return tuple(CoChange(file=partner, score=score) for partner, score in ranked)
+
+    def _corpus_before(self, before: int) -> Bm25Corpus:
+        # The pipeline asks with one `before` (the baseline commit's time) many times in a row.
+        memo = self._corpus
+        if memo is not None and memo[0] == before:
+            return memo[1]
+        commits = self._store.commits[: self._count]
+        corpus = Bm25Corpus.from_documents(c.tokens for c in commits if c.time < before)
+        self._corpus = (before, corpus)
+        return corpus
+
+    # ------------------------------------------------------------------ cache
+
+    def _save(self, *, base: str | None, new: Sequence[_Commit]) -> None:
+        """Write this HEAD's cache file: a delta on ``base`` if given and the chain is short."""
+        if self._cache_dir is None or self.head is None:
+            return
+        store = self._store
+        if base is None or self._depth > MAX_DELTA_CHAIN:
+            base, new, self._depth = None, store.commits[: self._count], 0
+        paths: list[str] = []
+        local: dict[int, int] = {}
+        rows: list[list[Any]] = []
+        for commit in new:
+            ids = []
+            for fid in commit.files:
+                if fid not in local:
+                    local[fid] = len(paths)
+                    paths.append(store.paths[fid])
+                ids.append(local[fid])
+            rows.append([commit.time, " ".join(commit.tokens), ids])
+        payload = {
+            "version": FORMAT_VERSION,
+            "head": self.head,
+            "base": base,
+            "max_commit_files": self._max_files,
+            "shallow": self._shallow,
+            "paths": paths,
+            "commits": rows,
+        }
+        _write(self._cache_dir, self.head, payload)
+
+
+def _append(store: _Store, facts: Iterable[CommitFacts], max_files: int) -> int:
+    """Add the usable commits of ``facts`` (oldest first) to ``store``; return how many."""
+    kept = 0
+    for fact in facts:
+        if fact.kind is not CommitKind.CHANGE or not 0 < len(fact.files) <= max_files:
+            continue
+        store.add(fact.time, tokenize(fact.message), fact.files)
+        kept += 1
+    return kept
+
+
+def _cache_path(cache_dir: Path, head: str) -> Path:
+    return cache_dir / f"{CACHE_PREFIX}{head}{CACHE_SUFFIX}"
+
+
+def _load(
+    cache_dir: Path | None, head: str, max_files: int, shallow: bool
+) -> tuple[_Store, int] | None:
+    """The cached store of ``head`` and its delta depth, or ``None`` on any kind of miss."""
+    if cache_dir is None:
+        return None
+    chain: list[dict[str, Any]] = []
+    sha: str | None = head
+    while sha is not None:
+        if len(chain) > MAX_DELTA_CHAIN + 1:
+            return None
+        payload = _read(_cache_path(cache_dir, sha), sha, max_files, shallow)
+        if payload is None:
+            return None
+        chain.append(payload)
+        sha = payload["base"]
+    store = _Store()
+    for payload in reversed(chain):
+        paths = payload["paths"]
+        for when, message, ids in payload["commits"]:
+            store.add(when, tuple(message.split()), (paths[i] for i in ids))
+    return store, len(chain) - 1
+
+
+def _read(path: Path, head: str, max_files: int, shallow: bool) -> dict[str, Any] | None:
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        logger.info("co-change cache %s unreadable (%s); rebuilding", path, exc)
+        return None
+    if not _valid(payload, head, max_files, shallow):
+        logger.info("co-change cache %s is corrupt or stale; rebuilding", path)
+        return None
+    return payload
+
+
+def _valid(payload: Any, head: str, max_files: int, shallow: bool) -> bool:
+    if not isinstance(payload, dict):
+        return False
+    if (
+        payload.get("version") != FORMAT_VERSION
+        or payload.get("head") != head
+        or payload.get("max_commit_files") != max_files
+        or payload.get("shallow") is not shallow
+    ):
+        return False
+    base, paths, commits = payload.get("base"), payload.get("paths"), payload.get("commits")
+    if not (base is None or isinstance(base, str)) or base == head:
+        return False
+    if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+        return False
+    if not isinstance(commits, list):
+        return False
+    count = len(paths)
+    for row in commits:
+        if not (isinstance(row, list) and len(row) == 3):
+            return False
+        when, message, ids = row
+        if not isinstance(when, int) or isinstance(when, bool) or not isinstance(message, str):
+            return False
+        if not isinstance(ids, list) or not ids:
+            return False
+        if not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < count for i in ids):
+            return False
+    return True
+
+
+def _write(cache_dir: Path, head: str, payload: dict[str, Any]) -> None:
+    target = _cache_path(cache_dir, head)
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        ignore = cache_dir / ".gitignore"
+        if not ignore.exists():
+            # The cache folder must never show up in `git status` (as pytest and ruff do it).
+            ignore.write_text("*\n", encoding="utf-8")
+        temporary.write_text(json.dumps(payload, separators=(",", ":")), encoding="utf-8")
+        os.replace(temporary, target)
+    except OSError as exc:
+        logger.warning("cannot write co-change cache %s (%s); continuing without it", target, exc)
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        return
+    _prune(cache_dir)
+
+
+def _prune(cache_dir: Path) -> None:
+    try:
+        files = sorted(
+            cache_dir.glob(f"{CACHE_PREFIX}*{CACHE_SUFFIX}"),
+            key=lambda p: p.stat().st_mtime,
+            reverse=True,
+        )
+    except OSError:
+        return
+    for old in files[KEEP_CACHE_FILES:]:
+        with contextlib.suppress(OSError):
+            old.unlink()

@@ -1,0 +1,260 @@
+"""Read-only git access through pygit2: revisions, file texts, dirty files and first-parent history.
+
+This is the only module of the package that opens a git repository (``plant.py`` writes fixture
+repositories for tests and the demo). Every method answers about the work tree of a non-bare
+repository. A ``GitRepo`` wraps one ``pygit2.Repository``, which is not safe to share between
+threads: give each worker its own ``GitRepo.discover``.
+
+Degraded repositories have defined answers: a folder outside git → ``discover`` returns ``None``;
+an empty repository → ``head_sha()`` is ``None`` and ``resolve`` raises ``RevisionError``; a
+detached HEAD → ``branch_name()`` is ``None``; a shallow clone → ``is_shallow()`` and the
+first-parent walk ends at the shallow boundary (``CommitKind.BOUNDARY``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import pygit2
+from pygit2.enums import DeltaStatus, DiffOption, ReferenceType
+
+from impact_ls.errors import RevisionError
+from impact_ls.model import StrEnum
+
+logger = logging.getLogger(__name__)
+
+# The statuses whose file exists only on the old side of a delta.
+_GONE = frozenset({DeltaStatus.DELETED})
+# libgit2 raises these for a revision that is malformed, absent or not a commit.
+_REV_ERRORS = (KeyError, ValueError, TypeError, pygit2.GitError)
+
+
+class CommitKind(StrEnum):
+    """How a commit on the first-parent chain relates to its parent."""
+
+    CHANGE = "change"  # one parent, diffed against it
+    MERGE = "merge"  # two or more parents: not diffed (its changes belong to the merged commits)
+    ROOT = "root"  # no parent: imports a whole tree at once, not diffed
+    BOUNDARY = "boundary"  # its parent is cut off by a shallow clone: not diffed
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CommitFacts:
+    """One commit of the first-parent chain: when, why, its first parent, which paths changed."""
+
+    sha: str
+    time: int
+    message: str
+    kind: CommitKind
+    parent: str | None = None
+    files: tuple[str, ...] = ()
+
+
+class GitRepo:
+    """A non-bare git repository opened for reading, rooted at its work tree."""
+
+    __slots__ = ("_repo", "root")
+
+    def __init__(self, repo: pygit2.Repository, root: Path) -> None:
+        self._repo = repo
+        self.root = root
+
+    @classmethod
+    def discover(cls, path: Path) -> GitRepo | None:
+        """The repository whose work tree contains ``path``, or ``None`` outside git (or bare)."""
+        start = path if path.is_dir() else path.parent
+        try:
+            found = pygit2.discover_repository(str(start))
+            if found is None:
+                return None
+            repo = pygit2.Repository(found)
+        except pygit2.GitError as exc:
+            logger.info("no usable git repository at %s: %s", start, exc)
+            return None
+        if repo.is_bare or repo.workdir is None:
+            logger.info("git repository at %s is bare; no work tree to compare", found)
+            return None
+        return cls(repo, Path(repo.workdir).resolve())
+
+    # ------------------------------------------------------------------ revisions
+
+    def head_sha(self) -> str | None:
+        """The commit sha HEAD points at, or ``None`` for a repository without commits."""
+        if self._repo.head_is_unborn:
+            return None
+        return str(self._repo.head.target)
+
+    def resolve(self, rev: str) -> str:
+        """The full sha of the commit ``rev`` names; ``RevisionError`` when it names none."""
+        return str(self._commit(rev).id)
+
+    def commit_time(self, rev: str) -> int:
+        """The committer time of ``rev`` in seconds since the epoch."""
+        return int(self._commit(rev).commit_time)
+
+    def branch_name(self) -> str | None:
+        """The checked-out branch (also before its first commit), or ``None`` when detached."""
+        try:
+            head = self._repo.lookup_reference("HEAD")
+        except (KeyError, pygit2.GitError):
+            return None
+        if head.type != ReferenceType.SYMBOLIC:
+            return None
+        target = str(head.target)
+        return target.removeprefix("refs/heads/")
+
+    def is_shallow(self) -> bool:
+        """Whether history was cut by a shallow clone."""
+        return bool(self._repo.is_shallow)
+
+    def is_ignored(self, path: str) -> bool:
+        """Whether the root-relative ``path`` is excluded by .gitignore rules."""
+        try:
+            return bool(self._repo.path_is_ignored(path))
+        except pygit2.GitError:
+            return False
+
+    # ------------------------------------------------------------------ contents
+
+    def file_at(self, rev: str, path: str) -> str | None:
+        """The UTF-8 text of the root-relative ``path`` at ``rev``; ``None`` if absent or binary."""
+        commit = self._commit(rev)
+        rel = _relative(path)
+        if rel is None:
+            return None
+        try:
+            entry = commit.tree[rel]
+        except KeyError:
+            return None
+        blob = self._repo.get(entry.id)
+        if not isinstance(blob, pygit2.Blob):
+            return None
+        try:
+            return blob.data.decode("utf-8")
+        except UnicodeDecodeError:
+            logger.debug("%s at %s is not UTF-8", rel, rev)
+            return None
+
+    def changed_files(self, rev: str) -> list[str]:
+        """Sorted ``.py`` paths whose work-tree state differs from ``rev``.
+
+        Staged, unstaged, deleted and untracked-but-not-ignored files all count, as
+        ``git diff <rev>`` plus ``git status`` would show them; a file staged and then reverted
+        in the work tree does not.
+        """
+        tree = self._commit(rev).tree
+        index = self._repo.index
+        index.read()
+        staged = tree.diff_to_index(index, DiffOption.IGNORE_SUBMODULES)
+        unstaged = index.diff_to_workdir(
+            DiffOption.INCLUDE_UNTRACKED
+            | DiffOption.RECURSE_UNTRACKED_DIRS
+            | DiffOption.IGNORE_SUBMODULES
+        )
+        # Merging the two diffs is how libgit2 itself emulates `git diff <tree>` with the index.
+        staged.merge(unstaged)
+        paths: set[str] = set()
+        for delta in staged.deltas:
+            if delta.status in (DeltaStatus.UNMODIFIED, DeltaStatus.IGNORED):
+                continue
+            side = delta.old_file if delta.status in _GONE else delta.new_file
+            if side.path.endswith(".py") and not self._same_as_tree(tree, side.path, delta):
+                paths.add(side.path)
+        return sorted(paths)
+
+    # ------------------------------------------------------------------ history
+
+    def first_parent_history(self, *, stop_at: str | None = None) -> Iterator[CommitFacts]:
+        """Commits from HEAD back along first parents, newest first, ending before ``stop_at``.
+
+        ``CHANGE`` commits carry the paths they changed against their parent (no rename
+        detection, like ``git log --no-renames``); merges, roots and shallow-boundary commits
+        carry none. An empty repository yields nothing.
+        """
+        if self._repo.head_is_unborn:
+            return
+        oid: pygit2.Oid | None = self._repo.head.target
+        while oid is not None:
+            sha = str(oid)
+            if sha == stop_at:
+                return
+            commit = self._repo.get(oid)
+            if not isinstance(commit, pygit2.Commit):
+                return
+            parent_ids = commit.parent_ids
+            parent = self._repo.get(parent_ids[0]) if parent_ids else None
+            if len(parent_ids) > 1:
+                kind, files = CommitKind.MERGE, ()
+            elif not parent_ids:
+                kind, files = CommitKind.ROOT, ()
+            elif not isinstance(parent, pygit2.Commit):
+                kind, files = CommitKind.BOUNDARY, ()
+            else:
+                kind, files = CommitKind.CHANGE, _diff_paths(parent.tree, commit.tree)
+            yield CommitFacts(
+                sha=sha,
+                time=int(commit.commit_time),
+                message=_message(commit),
+                kind=kind,
+                parent=str(parent_ids[0]) if parent_ids else None,
+                files=files,
+            )
+            oid = parent.id if isinstance(parent, pygit2.Commit) else None
+
+    # ------------------------------------------------------------------ private
+
+    def _commit(self, rev: str) -> pygit2.Commit:
+        if self._repo.head_is_unborn:
+            raise RevisionError(
+                f"{self.root} has no commits yet, so {rev!r} names nothing; "
+                "commit once, or use the saved text as the baseline"
+            )
+        try:
+            obj = self._repo.revparse_single(rev)
+            commit = obj.peel(pygit2.Commit)
+        except _REV_ERRORS as exc:
+            raise RevisionError(
+                f"{rev!r} names no commit in {self.root}; "
+                "pass a branch, tag or commit sha (for example HEAD or HEAD~1)"
+            ) from exc
+        return commit
+
+    def _same_as_tree(self, tree: pygit2.Tree, path: str, delta: pygit2.DiffDelta) -> bool:
+        """Whether the work-tree file still has the content ``tree`` holds (a reverted stage)."""
+        if delta.status != DeltaStatus.MODIFIED:
+            return False
+        try:
+            old = tree[path].id
+        except KeyError:
+            return False
+        try:
+            # hashfile applies the repository's filters (eol, attributes) and writes nothing.
+            return bool(self._repo.hashfile(path) == old)
+        except (OSError, pygit2.GitError):
+            return False
+
+
+def _diff_paths(old: pygit2.Tree, new: pygit2.Tree) -> tuple[str, ...]:
+    diff = old.diff_to_tree(new)
+    return tuple(
+        delta.old_file.path if delta.status in _GONE else delta.new_file.path
+        for delta in diff.deltas
+    )
+
+
+def _message(commit: pygit2.Commit) -> str:
+    try:
+        return str(commit.message)
+    except (UnicodeDecodeError, LookupError):
+        # A commit declaring a bogus encoding still has bytes worth searching.
+        return bytes(commit.raw_message).decode("utf-8", "replace")
+
+
+def _relative(path: str) -> str | None:
+    pure = PurePosixPath(path.replace("\\", "/"))
+    if pure.is_absolute() or ".." in pure.parts or not pure.parts:
+        return None
+    return pure.as_posix()
