@@ -1,0 +1,140 @@
+"""Test impact (spec §3.5): which pytest tests each changed file can break, with a confidence.
+
+Contract:
+    input    the changes, the walk's members, the current ``CodeGraph``, ``min_conf`` (spec:
+             0.45), ``max_pairs`` (spec: 256) and ``max_hops`` (``config.MAX_TEST_HOPS``).
+    output   ``TestHit(file=<changed file>, test=<pytest node id>, conf)`` sorted by file, then
+             conf descending, then test id; ``format_test_map`` renders ``test_map.txt``.
+    paths    a test is affected by a changed file iff a path of at most ``max_hops`` edges leads
+             from one of its changes' entities (the walk seeds; for a constructor also its class)
+             or from one of those changes' members to the test. A path runs against the
+             dependency direction over ``tests``, ``fixture``, ``call``, ``instantiate``,
+             ``inherit``, ``import`` and ``reexport`` edges (``pkg/__init__`` re-exporting
+             ``f`` continues at the alias ``pkg.f``), and along ``contains`` edges from a
+             container to what it contains (a test module that imports the entity reaches its
+             tests).
+    weights  tests 1.0 (fixture counts as tests), call 0.56 (instantiate is a call), inherit 0.56,
+             contains 0.5, import 0.45 (reexport is an import).
+    conf     the widest path: max over paths of the *smallest* edge weight on the path. A direct
+             ``tests`` edge scores 1.0; a test that calls a helper that calls the entity scores
+             min(1.0, 0.56) = 0.56; a test module that only imports it, min(0.45, 0.5) = 0.45.
+             (Spec §3.5 says "max single-edge weight" but its own example — a two-hop CALLS
+             chain scores 0.56 although the test's own edge is a TESTS edge — is the bottleneck
+             reading, which is what is implemented.) A start that is itself a test scores 1.0.
+    caps     hits below ``min_conf`` are dropped; beyond ``max_pairs`` the highest-confidence
+             pairs are kept (ties by file, then test id). Confidences have 4 decimals.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+
+from impact_ls import config
+from impact_ls.analysis.relations import walk_seeds
+from impact_ls.graph.codegraph import CodeGraph
+from impact_ls.model import (
+    Change,
+    ChangeType,
+    EdgeKind,
+    Member,
+    NodeKind,
+    QualName,
+    TestHit,
+    TestId,
+)
+
+logger = logging.getLogger(__name__)
+
+_BACKWARD: dict[EdgeKind, float] = {
+    EdgeKind.TESTS: config.TEST_WEIGHT_TESTS,
+    EdgeKind.FIXTURE: config.TEST_WEIGHT_TESTS,
+    EdgeKind.CALL: config.TEST_WEIGHT_CALL,
+    EdgeKind.INSTANTIATE: config.TEST_WEIGHT_CALL,
+    EdgeKind.INHERIT: config.TEST_WEIGHT_INHERIT,
+    EdgeKind.IMPORT: config.TEST_WEIGHT_IMPORT,
+    EdgeKind.REEXPORT: config.TEST_WEIGHT_IMPORT,
+}
+_FORWARD: dict[EdgeKind, float] = {EdgeKind.CONTAINS: config.TEST_WEIGHT_CONTAINS}
+_CONSTRUCTORS = frozenset({"__init__", "__new__"})
+_DECIMALS = 4
+
+
+def map_tests(
+    changes: Sequence[Change],
+    members: Sequence[Member],
+    graph: CodeGraph,
+    *,
+    min_conf: float,
+    max_pairs: int,
+    max_hops: int = config.MAX_TEST_HOPS,
+) -> tuple[TestHit, ...]:
+    """The tests each changed file reaches, with the widest-path confidence of §3.5."""
+    by_seed: dict[QualName, set[QualName]] = defaultdict(set)
+    for member in members:
+        by_seed[member.seed].add(member.entity)
+    starts_by_file: dict[str, set[QualName]] = defaultdict(set)
+    for change in changes:
+        starts = starts_by_file[change.file]
+        starts.update(walk_seeds(change, graph))
+        starts.update(by_seed.get(change.entity, ()))
+        parent, _, name = change.entity.rpartition(".")
+        if change.change_type is ChangeType.CONSTRUCTOR and name in _CONSTRUCTORS and parent:
+            starts.add(QualName(parent))
+    hits: list[TestHit] = []
+    for file in sorted(starts_by_file):
+        best = _widest(starts_by_file[file], graph, min_conf=min_conf, max_hops=max_hops)
+        per_test: dict[TestId, float] = {}
+        for qid, conf in best.items():
+            node = graph.node(qid)
+            if node is None or node.kind is not NodeKind.TEST or node.test_id is None:
+                continue
+            per_test[node.test_id] = max(per_test.get(node.test_id, 0.0), conf)
+        hits.extend(
+            TestHit(file=file, test=test, conf=round(conf, _DECIMALS))
+            for test, conf in per_test.items()
+        )
+    kept = sorted(hits, key=lambda h: (-h.conf, h.file, h.test))[:max_pairs]
+    if len(kept) < len(hits):
+        logger.debug("test map capped: %d of %d pairs kept", len(kept), len(hits))
+    return tuple(sorted(kept, key=lambda h: (h.file, -h.conf, h.test)))
+
+
+def format_test_map(hits: Sequence[TestHit]) -> str:
+    """``test_map.txt``: one ``file test_id conf`` line per pair, in the given order."""
+    return "".join(f"{h.file} {h.test} {h.conf!r}\n" for h in hits)
+
+
+def _widest(
+    starts: set[QualName], graph: CodeGraph, *, min_conf: float, max_hops: int
+) -> dict[QualName, float]:
+    """Best bottleneck weight of any path of ≤ ``max_hops`` edges from ``starts`` to each node."""
+    best = dict.fromkeys(starts, 1.0)
+    frontier = dict(best)
+    for _ in range(max_hops):
+        improved: dict[QualName, float] = {}
+        for qid in sorted(frontier):
+            conf = frontier[qid]
+            for nxt, weight in _neighbours(qid, graph):
+                value = min(conf, weight)
+                # min() never grows along a path, so a value under the floor is a dead end.
+                if value < min_conf or value <= best.get(nxt, 0.0):
+                    continue
+                if value > improved.get(nxt, 0.0):
+                    improved[nxt] = value
+        if not improved:
+            break
+        best.update(improved)
+        frontier = improved
+    return best
+
+
+def _neighbours(qid: QualName, graph: CodeGraph) -> Iterator[tuple[QualName, float]]:
+    for edge in graph.dependents(qid, kinds=_BACKWARD):
+        if edge.kind is EdgeKind.REEXPORT and edge.member:
+            yield QualName(f"{edge.source}.{edge.member}"), _BACKWARD[edge.kind]
+        else:
+            yield edge.source, _BACKWARD[edge.kind]
+    for edge in graph.dependencies(qid, kinds=_FORWARD):
+        yield edge.target, _FORWARD[edge.kind]

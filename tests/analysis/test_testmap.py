@@ -1,0 +1,201 @@
+"""Test impact: path weights 1.0 / 0.56 / 0.45, the 0.45 floor, caps and ``test_map.txt``."""
+
+from __future__ import annotations
+
+from impact_ls.analysis.testmap import format_test_map, map_tests
+from impact_ls.graph.codegraph import CodeGraph
+from impact_ls.model import (
+    Change,
+    ChangeType,
+    Edge,
+    EdgeKind,
+    Member,
+    Node,
+    NodeKind,
+    QualName,
+    Relation,
+    Span,
+    TestHit,
+    TestId,
+)
+
+Q = QualName
+K = EdgeKind
+
+
+def _change(entity: str, file: str = "pkg/auth.py", kind=ChangeType.METHOD_SIGNATURE) -> Change:
+    return Change(change_type=kind, entity=Q(entity), file=file, line_range=(5, 9))
+
+
+def _node(qid: str, kind: NodeKind, file: str, line: int, test_id: str | None = None) -> Node:
+    return Node(
+        id=Q(qid),
+        kind=kind,
+        file=file,
+        span=Span(line=line, end_line=line + 2),
+        test_id=TestId(test_id) if test_id else None,
+    )
+
+
+def _test(qid: str, file: str, line: int) -> Node:
+    name = qid.rpartition(".")[2]
+    return _node(qid, NodeKind.TEST, file, line, f"{file}::{name}")
+
+
+def _edge(source: str, target: str, kind: EdgeKind, file: str, line: int, **kw) -> Edge:
+    return Edge(
+        source=Q(source), target=Q(target), kind=kind, file=file, span=Span(line=line), **kw
+    )
+
+
+def _graph() -> CodeGraph:
+    nodes = [
+        _node("pkg.auth.login", NodeKind.FUNCTION, "pkg/auth.py", 5),
+        _node("pkg.helpers.sign_in", NodeKind.FUNCTION, "pkg/helpers.py", 3),
+        _node("pkg.api.handle", NodeKind.FUNCTION, "pkg/api.py", 3),
+        _node("tests.test_auth", NodeKind.MODULE, "tests/test_auth.py", 1),
+        _test("tests.test_auth.test_login", "tests/test_auth.py", 4),
+        _test("tests.test_flow.test_sign_in", "tests/test_flow.py", 4),
+        _node("tests.test_smoke", NodeKind.MODULE, "tests/test_smoke.py", 1),
+        _test("tests.test_smoke.test_imports", "tests/test_smoke.py", 3),
+        _test("tests.test_types.test_annotations", "tests/test_types.py", 3),
+        _test("tests.test_api.test_handle", "tests/test_api.py", 3),
+        _node("tests.conftest.user", NodeKind.FIXTURE, "tests/conftest.py", 3),
+        _test("tests.test_fix.test_with_user", "tests/test_fix.py", 3),
+    ]
+    edges = [
+        # direct: the test calls the changed function
+        _edge("tests.test_auth.test_login", "pkg.auth.login", K.TESTS, "tests/test_auth.py", 5),
+        _edge("tests.test_auth", "pkg.auth.login", K.IMPORT, "tests/test_auth.py", 1),
+        _edge("tests.test_auth", "tests.test_auth.test_login", K.CONTAINS, "tests/test_auth.py", 4),
+        # two hops: the test calls a helper, the helper calls the changed function
+        _edge(
+            "tests.test_flow.test_sign_in", "pkg.helpers.sign_in", K.TESTS, "tests/test_flow.py", 5
+        ),
+        _edge("pkg.helpers.sign_in", "pkg.auth.login", K.CALL, "pkg/helpers.py", 4),
+        # import only: the test module imports the function, the test never calls it
+        _edge("tests.test_smoke", "pkg.auth.login", K.IMPORT, "tests/test_smoke.py", 1),
+        _edge(
+            "tests.test_smoke",
+            "tests.test_smoke.test_imports",
+            K.CONTAINS,
+            "tests/test_smoke.py",
+            3,
+        ),
+        # an annotation is no test path
+        _edge(
+            "tests.test_types.test_annotations",
+            "pkg.auth.login",
+            K.TYPE_REF,
+            "tests/test_types.py",
+            3,
+        ),
+        # a test of a walk member (the caller pkg.api.handle)
+        _edge("tests.test_api.test_handle", "pkg.api.handle", K.TESTS, "tests/test_api.py", 4),
+        # fixture chain: the test requests a fixture that calls the function
+        _edge(
+            "tests.test_fix.test_with_user",
+            "tests.conftest.user",
+            K.FIXTURE,
+            "tests/test_fix.py",
+            3,
+        ),
+        _edge("tests.conftest.user", "pkg.auth.login", K.FIXTURE, "tests/conftest.py", 4),
+    ]
+    return CodeGraph.of(nodes, edges)
+
+
+def _member(entity: str, seed: str) -> Member:
+    return Member(
+        entity=Q(entity),
+        file="pkg/api.py",
+        line=4,
+        distance=1,
+        relations=(Relation.CALLED_BY,),
+        via=Q(seed),
+        seed=Q(seed),
+    )
+
+
+def test_weights_follow_the_widest_path():
+    hits = map_tests(
+        [_change("pkg.auth.login")],
+        [_member("pkg.api.handle", "pkg.auth.login")],
+        _graph(),
+        min_conf=0.45,
+        max_pairs=256,
+    )
+    assert hits == (
+        TestHit(file="pkg/auth.py", test=TestId("tests/test_api.py::test_handle"), conf=1.0),
+        TestHit(file="pkg/auth.py", test=TestId("tests/test_auth.py::test_login"), conf=1.0),
+        TestHit(file="pkg/auth.py", test=TestId("tests/test_fix.py::test_with_user"), conf=1.0),
+        TestHit(file="pkg/auth.py", test=TestId("tests/test_flow.py::test_sign_in"), conf=0.56),
+        TestHit(file="pkg/auth.py", test=TestId("tests/test_smoke.py::test_imports"), conf=0.45),
+    )
+
+
+def test_floor_excludes_weaker_paths_and_unknown_edges():
+    hits = map_tests([_change("pkg.auth.login")], [], _graph(), min_conf=0.5, max_pairs=256)
+    assert [(h.test, h.conf) for h in hits] == [
+        ("tests/test_auth.py::test_login", 1.0),
+        ("tests/test_fix.py::test_with_user", 1.0),
+        ("tests/test_flow.py::test_sign_in", 0.56),
+    ]
+    assert all("test_types" not in h.test for h in hits)
+
+
+def test_pair_cap_keeps_the_most_confident():
+    hits = map_tests([_change("pkg.auth.login")], [], _graph(), min_conf=0.45, max_pairs=2)
+    assert [(h.test, h.conf) for h in hits] == [
+        ("tests/test_auth.py::test_login", 1.0),
+        ("tests/test_fix.py::test_with_user", 1.0),
+    ]
+
+
+def test_hop_limit_bounds_the_path():
+    hits = map_tests(
+        [_change("pkg.auth.login")], [], _graph(), min_conf=0.45, max_pairs=256, max_hops=1
+    )
+    assert [h.test for h in hits] == ["tests/test_auth.py::test_login"]
+
+
+def test_hits_are_grouped_per_changed_file_and_formatted_exactly():
+    graph = _graph()
+    hits = map_tests(
+        [_change("pkg.helpers.sign_in", file="pkg/helpers.py"), _change("pkg.auth.login")],
+        [],
+        graph,
+        min_conf=0.45,
+        max_pairs=256,
+    )
+    assert format_test_map(hits) == (
+        "pkg/auth.py tests/test_auth.py::test_login 1.0\n"
+        "pkg/auth.py tests/test_fix.py::test_with_user 1.0\n"
+        "pkg/auth.py tests/test_flow.py::test_sign_in 0.56\n"
+        "pkg/auth.py tests/test_smoke.py::test_imports 0.45\n"
+        "pkg/helpers.py tests/test_flow.py::test_sign_in 1.0\n"
+    )
+    assert format_test_map(()) == ""
+
+
+def test_reexported_name_reaches_tests_importing_the_package():
+    nodes = [
+        _node("pkg.impl.f", NodeKind.FUNCTION, "pkg/impl.py", 3),
+        _node("tests.test_pkg", NodeKind.MODULE, "tests/test_pkg.py", 1),
+        _test("tests.test_pkg.test_f", "tests/test_pkg.py", 3),
+    ]
+    edges = [
+        _edge("pkg", "pkg.impl.f", K.REEXPORT, "pkg/__init__.py", 1, member="f"),
+        _edge("tests.test_pkg", "pkg.f", K.IMPORT, "tests/test_pkg.py", 1),
+        _edge("tests.test_pkg", "tests.test_pkg.test_f", K.CONTAINS, "tests/test_pkg.py", 3),
+    ]
+    hits = map_tests(
+        [_change("pkg.impl.f", file="pkg/impl.py")],
+        [],
+        CodeGraph.of(nodes, edges),
+        min_conf=0.45,
+        max_pairs=256,
+    )
+    assert hits == (
+        TestHit(file="pkg/impl.py", test=TestId("tests/test_pkg.py::test_f"), conf=0.45),
+    )
