@@ -279,7 +279,11 @@ def decide_next_edits(
     max_entities: int = config.LLM_MAX_ENTITIES,
     summary_chars: int = config.LLM_SUMMARY_CHARS,
 ) -> NextEdits:
-    """Ask the model once for the next edits; any failure yields the batch order, marked failed."""
+    """Ask the model once for the next edits; any failure yields the batch order, marked failed.
+
+    With no MUST-INSPECT or MAY-IMPACT site there is nothing to order: no call is made and the
+    result is the empty, not-failed ``NextEdits()``.
+    """
     fallback = NextEdits(
         items=_batch_order(triage, batches),
         failed=True,
