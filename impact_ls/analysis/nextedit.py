@@ -163,16 +163,18 @@ def build_prompt(
     kept = set(entities)
     nodes = [n for n in dag.nodes if n.entity in kept]
     edges = [e for e in dag.edges if e.source in kept and e.target in kept]
-    obligations = []
+    obligations: list[dict[str, object]] = []
+    kept_members = 0
     for batch in batches:
         members = [m for m in batch.members if m in kept]
+        kept_members += len(members)
         if members:
             obligations.append({"batch_id": batch.batch_id, "members": members})
     cut = (
         dag.truncated
         or len(nodes) < len(dag.nodes)
         or len(edges) < len(dag.edges)
-        or sum(len(b.members) for b in batches) > sum(len(o["members"]) for o in obligations)
+        or sum(b.size for b in batches) > kept_members
     )
     impact_map: dict[str, object] = {
         "dag": {
@@ -262,10 +264,10 @@ def _batch_order(triage: Triage, batches: Sequence[Batch]) -> tuple[NextEdit, ..
         for entry in bucket:
             first.setdefault(entry.entity, entry)
         for entity in [*in_batches, *first]:
-            entry = first.get(entity)
-            if entry is not None and entity not in seen:
+            found = first.get(entity)
+            if found is not None and entity not in seen:
                 seen.add(entity)
-                items.append(NextEdit(entity=entity, reason=entry.reason))
+                items.append(NextEdit(entity=entity, reason=found.reason))
     return tuple(items)
 
 

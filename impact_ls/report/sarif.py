@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from impact_ls import __version__
-from impact_ls.model import Change, Report, TriageEntry
+from impact_ls.model import Change, QualName, Report, TriageEntry
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
@@ -89,7 +89,9 @@ def _result(
     return result
 
 
-def _entry_result(rule_id: str, entry: TriageEntry, seeds: dict[str, Change]) -> dict[str, Any]:
+def _entry_result(
+    rule_id: str, entry: TriageEntry, seeds: dict[QualName, Change]
+) -> dict[str, Any]:
     return _result(
         rule_id,
         entry.reason,
