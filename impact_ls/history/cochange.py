@@ -108,7 +108,13 @@ class _Store:
 
 
 class CoChangeIndex:
-    """Mined first-parent history of one HEAD, answering L = 1 co-change partner queries."""
+    """Mined first-parent history of one HEAD, answering L = 1 co-change partner queries.
+
+    ``head`` is the sha it covers (``None`` without history), ``notes`` say why co-change is
+    degraded (empty when it is not), ``mined_commits`` counts the commits read from git to
+    make this index (0 when it came from the cache), ``commit_count`` the commits it learned
+    from. Treat it as immutable: ``refresh`` returns a new index and leaves this one valid.
+    """
 
     __slots__ = (
         "_cache_dir",
@@ -190,14 +196,14 @@ class CoChangeIndex:
         started = time.perf_counter()
         facts = list(repo.first_parent_history())
         store = _Store()
-        mined = _append(store, reversed(facts), max_commit_files)
+        _append(store, reversed(facts), max_commit_files)
         index = cls._make(
             store, head=head, cache_dir=cache_dir, max_files=max_commit_files,
-            shallow=shallow, mined=mined, depth=0,
+            shallow=shallow, mined=len(facts), depth=0,
         )
         logger.debug(
             "co-change index for %s mined: %d commits walked, %d kept, %.1f ms",
-            head, len(facts), mined, (time.perf_counter() - started) * 1000,
+            head, len(facts), index.commit_count, (time.perf_counter() - started) * 1000,
         )
         index._save(base=None, new=store.commits)
         return index
@@ -205,14 +211,14 @@ class CoChangeIndex:
     def refresh(self, repo: GitRepo) -> CoChangeIndex:
         """The index of the repository's current HEAD, mining only commits new since this one.
 
-        Unchanged HEAD returns ``self``. A HEAD that moved forward along first parents costs one
-        diff per new commit; any other move (reset, rebase, branch switch, shallowness changed)
-        is a cache lookup and, on a miss, a full build.
+        An unchanged HEAD (and shallowness) returns ``self``. A HEAD that moved forward along
+        first parents costs one diff per new commit; any other move (reset, rebase, branch
+        switch, shallowness changed) is a cache lookup and, on a miss, a full build.
         """
         head = repo.head_sha()
-        if head == self.head:
-            return self
         shallow = repo.is_shallow()
+        if head == self.head and shallow == self._shallow:
+            return self
         if head is None or self.head is None or shallow != self._shallow:
             return self.build(repo, cache_dir=self._cache_dir, max_commit_files=self._max_files)
         cached = _load(self._cache_dir, head, self._max_files, shallow)
@@ -226,10 +232,10 @@ class CoChangeIndex:
         if not facts or facts[-1].parent != self.head:
             # HEAD did not grow from ours: the walk went to the root, which is a full build.
             store = _Store()
-            mined = _append(store, reversed(facts), self._max_files)
+            _append(store, reversed(facts), self._max_files)
             index = self._make(
                 store, head=head, cache_dir=self._cache_dir, max_files=self._max_files,
-                shallow=shallow, mined=mined, depth=0,
+                shallow=shallow, mined=len(facts), depth=0,
             )
             index._save(base=None, new=store.commits)
             return index
@@ -238,10 +244,10 @@ class CoChangeIndex:
             self._count
         )
         first_new = len(store.commits)
-        mined = _append(store, reversed(facts), self._max_files)
+        _append(store, reversed(facts), self._max_files)
         index = self._make(
             store, head=head, cache_dir=self._cache_dir, max_files=self._max_files,
-            shallow=shallow, mined=mined, depth=self._depth + 1,
+            shallow=shallow, mined=len(facts), depth=self._depth + 1,
         )
         logger.debug("co-change index refreshed to %s: %d new commits", head, len(facts))
         index._save(base=self.head, new=store.commits[first_new:])
@@ -261,7 +267,10 @@ class CoChangeIndex:
     ) -> CoChangeIndex:
         count = len(store.commits)
         if shallow:
-            notes: tuple[str, ...] = (f"shallow clone: co-change limited to {count} commits",)
+            plural = "" if count == 1 else "s"
+            notes: tuple[str, ...] = (
+                f"shallow clone: co-change limited to {count} commit{plural}",
+            )
         elif count == 0:
             notes = (NOTE_NO_HISTORY,)
         else:
@@ -374,15 +383,11 @@ class CoChangeIndex:
         _write(self._cache_dir, self.head, payload)
 
 
-def _append(store: _Store, facts: Iterable[CommitFacts], max_files: int) -> int:
-    """Add the usable commits of ``facts`` (oldest first) to ``store``; return how many."""
-    kept = 0
+def _append(store: _Store, facts: Iterable[CommitFacts], max_files: int) -> None:
+    """Add the usable commits of ``facts`` (oldest first) to ``store``."""
     for fact in facts:
-        if fact.kind is not CommitKind.CHANGE or not 0 < len(fact.files) <= max_files:
-            continue
-        store.add(fact.time, tokenize(fact.message), fact.files)
-        kept += 1
-    return kept
+        if fact.kind is CommitKind.CHANGE and 0 < len(fact.files) <= max_files:
+            store.add(fact.time, tokenize(fact.message), fact.files)
 
 
 def _cache_path(cache_dir: Path, head: str) -> Path:

@@ -148,13 +148,15 @@ class GitRepo:
         tree = self._commit(rev).tree
         index = self._repo.index
         index.read()
-        staged = tree.diff_to_index(index, DiffOption.IGNORE_SUBMODULES)
-        unstaged = index.diff_to_workdir(
+        flags = (
             DiffOption.INCLUDE_UNTRACKED
             | DiffOption.RECURSE_UNTRACKED_DIRS
             | DiffOption.IGNORE_SUBMODULES
         )
-        # Merging the two diffs is how libgit2 itself emulates `git diff <tree>` with the index.
+        # Merging the two diffs is how libgit2 itself emulates `git diff <tree>` with the index;
+        # the merge keeps untracked deltas only when the diff merged into asked for them too.
+        staged = tree.diff_to_index(index, flags)
+        unstaged = index.diff_to_workdir(flags)
         staged.merge(unstaged)
         paths: set[str] = set()
         for delta in staged.deltas:
@@ -176,6 +178,7 @@ class GitRepo:
         """
         if self._repo.head_is_unborn:
             return
+        boundary = self._shallow_boundary()
         oid: pygit2.Oid | None = self._repo.head.target
         while oid is not None:
             sha = str(oid)
@@ -184,9 +187,11 @@ class GitRepo:
             commit = self._repo.get(oid)
             if not isinstance(commit, pygit2.Commit):
                 return
-            parent_ids = commit.parent_ids
+            parent_ids = [] if sha in boundary else commit.parent_ids
             parent = self._repo.get(parent_ids[0]) if parent_ids else None
-            if len(parent_ids) > 1:
+            if sha in boundary:
+                kind, files = CommitKind.BOUNDARY, ()
+            elif len(parent_ids) > 1:
                 kind, files = CommitKind.MERGE, ()
             elif not parent_ids:
                 kind, files = CommitKind.ROOT, ()
@@ -221,6 +226,16 @@ class GitRepo:
                 "pass a branch, tag or commit sha (for example HEAD or HEAD~1)"
             ) from exc
         return commit
+
+    def _shallow_boundary(self) -> frozenset[str]:
+        """Shas whose parents a shallow clone cut off; libgit2 shows them as parentless."""
+        if not self._repo.is_shallow:
+            return frozenset()
+        try:
+            text = (Path(self._repo.path) / "shallow").read_text(encoding="ascii")
+        except (OSError, UnicodeDecodeError):
+            return frozenset()
+        return frozenset(text.split())
 
     def _same_as_tree(self, tree: pygit2.Tree, path: str, delta: pygit2.DiffDelta) -> bool:
         """Whether the work-tree file still has the content ``tree`` holds (a reverted stage)."""
