@@ -275,10 +275,22 @@ def _open_repo(root: Path) -> tuple[object | None, str]:
     if root == workdir:
         return repo, ""
     try:
-        prefix = root.relative_to(workdir).as_posix()
+        prefix = root.relative_to(workdir).as_posix() + "/"
     except ValueError:
         return None, ""
-    return repo, prefix + "/"
+    if _ignored(repo, prefix):
+        # The root sits in a folder its enclosing repository ignores (an unpacked sdist, a
+        # vendored checkout): indexing it was asked for explicitly, so that repo has no say.
+        logger.debug("%s is ignored by the repository at %s; not consulting it", root, workdir)
+        return None, ""
+    return repo, prefix
+
+
+def _ignored(repo: object, path: str) -> bool:
+    try:
+        return bool(repo.path_is_ignored(path))  # type: ignore[attr-defined]
+    except Exception:  # libgit2 errors mean "cannot tell", which must not hide files
+        return False
 
 
 def _normalise(pattern: str) -> str:

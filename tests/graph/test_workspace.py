@@ -233,3 +233,10 @@ def test_a_chmod_000_file_is_unreadable(tmp_path: Path):
 
 def test_decode_source_leaves_syntax_errors_to_the_extractor():
     assert decode_source(b"def broken(:\n", path="x.py") == "def broken(:\n"
+
+
+def test_a_root_inside_a_folder_its_repository_ignores_is_indexed_whole(tmp_path: Path):
+    # An unpacked sdist under an ignored data folder: the outer repo's rules do not apply.
+    _git_init(tmp_path)
+    _tree(tmp_path, {".gitignore": "data/\n*.py\n", "data/proj/pkg/a.py": ""})
+    assert discover_files(tmp_path / "data" / "proj", DEFAULT).files == ("pkg/a.py",)

@@ -1,0 +1,473 @@
+"""One project's code graph, built from disk through the fact cache and patched one file at a time.
+
+``ProjectIndex(root, settings)`` is cheap; ``build`` runs discover → read and hash → cache lookup →
+extract the misses (in worker processes when there are many) → store → ``GraphBuilder.load``.
+A restart re-extracts only files whose bytes changed. Afterwards ``update``/``remove`` patch one
+file (only its edges and those of files that depend on it are re-resolved, by the builder) and
+``refresh`` rescans the disk after a checkout.
+
+Threading: ``lock`` (an ``RLock``) is held while the graph is mutated; readers hold it while they
+query. ``build`` does its slow work on a private builder and swaps it in under the lock, so
+queries keep being answered from the previous (possibly empty) graph meanwhile; editor updates
+that arrive during a build are replayed on the new graph.
+
+Memory: only compact ``FileFacts`` are kept (no syntax trees), one per indexed file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import multiprocessing
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from impact_ls.config import Settings
+from impact_ls.graph.builder import GraphBuilder
+from impact_ls.graph.codegraph import CodeGraph, Confirmer
+from impact_ls.graph.extract import extract_facts
+from impact_ls.graph.facts import EXTRACTOR_VERSION, FileFacts, facts_to_json
+from impact_ls.graph.modules import module_for, source_roots
+from impact_ls.graph.store import FactStore, sha256_of
+from impact_ls.graph.workspace import (
+    Discovery,
+    PathFilter,
+    Skipped,
+    decode_source,
+    discover_files,
+    read_bytes,
+)
+
+logger = logging.getLogger(__name__)
+
+Progress = Callable[[int, int], None]
+
+# Below this many files to extract, worker start-up costs more than it saves.
+PARALLEL_MIN_FILES = 200
+# Files handed to a worker at a time: large enough to amortise pickling, small for balance.
+_CHUNK = 16
+# A refresh that touches more files than this (and a fifth of the project) rebuilds instead.
+_REBUILD_MIN = 64
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IndexStats:
+    """What one build or refresh did and what it cost."""
+
+    files: int = 0
+    extracted: int = 0
+    from_cache: int = 0
+    skipped: int = 0
+    jobs: int = 1
+    # CPU of this process and of the extraction workers (reported by them, start-up included).
+    cpu_s: float = 0.0
+    wall_s: float = 0.0
+    phases: tuple[tuple[str, float], ...] = ()
+
+    def phase(self, name: str) -> float:
+        """Wall seconds spent in phase ``name`` (0.0 when it did not run)."""
+        return dict(self.phases).get(name, 0.0)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Source:
+    """One file read from disk: its hash, and its text when it must be extracted."""
+
+    path: str
+    sha: str
+    data: bytes
+
+
+class ProjectIndex:
+    """The cached code graph of one project root."""
+
+    def __init__(
+        self,
+        root: Path,
+        settings: Settings,
+        *,
+        confirmer: Confirmer | None = None,
+        on_discovered: Callable[[Discovery], None] | None = None,
+    ) -> None:
+        self.root = Path(root).resolve()
+        self.settings = settings
+        self.lock = threading.RLock()
+        self.ready = False
+        self._confirmer = confirmer
+        # A test hook (and a place for progress UIs): runs between discovery and reading.
+        self._on_discovered = on_discovered
+        self._builder = GraphBuilder(confirmer=confirmer)
+        self._store: FactStore | None = None
+        self._filter: PathFilter | None = None
+        self._roots: tuple[str, ...] = ()
+        self._shas: dict[str, str] = {}
+        self._skipped: tuple[Skipped, ...] = ()
+        self._stats = IndexStats()
+        self._building = False
+        self._pending: list[tuple[str, str | None]] = []
+        self._worker_cpu_s = 0.0
+
+    @classmethod
+    def open(
+        cls,
+        root: Path,
+        settings: Settings,
+        *,
+        progress: Progress | None = None,
+        jobs: int = 0,
+        confirmer: Confirmer | None = None,
+    ) -> ProjectIndex:
+        """Construct and build the index of ``root``."""
+        index = cls(root, settings, confirmer=confirmer)
+        index.build(progress=progress, jobs=jobs)
+        return index
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def graph(self) -> CodeGraph:
+        """The current graph (empty until the first build finishes)."""
+        return self._builder.graph
+
+    @property
+    def stats(self) -> IndexStats:
+        """Counts and timings of the last build or refresh."""
+        return self._stats
+
+    @property
+    def skipped(self) -> tuple[Skipped, ...]:
+        """Files left out of the graph, each with its reason."""
+        return self._skipped
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """Human-readable degradations: skipped files and a cache that is not where it should be."""
+        notes = [f"skipped {s.path}: {s.reason}" for s in self._skipped]
+        if self._store is not None and self._store.note:
+            notes.append(self._store.note)
+        return tuple(notes)
+
+    @property
+    def cache_location(self) -> str:
+        """Where the fact cache lives (a path, or ``:memory:``); empty before the first build."""
+        return self._store.location if self._store is not None else ""
+
+    def files(self) -> tuple[str, ...]:
+        """Every indexed file, sorted."""
+        with self.lock:
+            return tuple(sorted(self._builder.files()))
+
+    def facts(self, path: str | Path) -> FileFacts | None:
+        """The facts the graph currently holds for ``path``."""
+        rel = self.relpath(path)
+        if rel is None:
+            return None
+        with self.lock:
+            return self._builder.facts(rel)
+
+    def relpath(self, path: str | Path) -> str | None:
+        """``path`` relative to the root with ``/`` separators; ``None`` outside the root."""
+        candidate = Path(path)
+        if not candidate.is_absolute():
+            candidate = self.root / candidate
+        candidate = Path(os.path.normpath(candidate))
+        try:
+            rel = candidate.relative_to(self.root)
+        except ValueError:
+            # The editor may hand us a path through a symlink to the root.
+            try:
+                rel = candidate.resolve().relative_to(self.root)
+            except (ValueError, OSError):
+                return None
+        text = rel.as_posix()
+        return None if text in ("", ".") or text.startswith("../") else text
+
+    def module_for(self, file: str | Path) -> str:
+        """The dotted module name of a file of this project."""
+        rel = self.relpath(file) or Path(file).as_posix()
+        return module_for(rel, self._roots)[0]
+
+    # ------------------------------------------------------------------ building
+
+    def build(self, *, progress: Progress | None = None, jobs: int = 0) -> IndexStats:
+        """(Re)build the graph from disk through the cache; return what it cost."""
+        clock = _Clock()
+        self._worker_cpu_s = 0.0
+        with self.lock:
+            self._building = True
+            self._pending.clear()
+        try:
+            with clock.phase("discover"):
+                store = self._store or FactStore.open(self.root)
+                path_filter = PathFilter(self.root, self.settings)
+                discovery = discover_files(self.root, self.settings)
+            if self._on_discovered is not None:
+                self._on_discovered(discovery)
+            with clock.phase("read"):
+                sources, skipped = self._read_all(discovery.files)
+            with clock.phase("cache"):
+                cached = store.get_many({s.path: s.sha for s in sources})
+            roots = source_roots(tuple(s.path for s in sources))
+            with clock.phase("extract"):
+                extracted, bad, workers = self._extract(
+                    [s for s in sources if s.path not in cached], roots,
+                    cached_done=len(cached), total=len(sources), progress=progress, jobs=jobs,
+                )
+            bad_paths = {b.path for b in bad}
+            shas = {s.path: s.sha for s in sources if s.path not in bad_paths}
+            with clock.phase("store"):
+                store.put_encoded((p, sha, EXTRACTOR_VERSION, js) for p, sha, _, js in extracted)
+                store.prune(shas)
+            with clock.phase("resolve"):
+                facts = dict(cached)
+                facts.update((path, f) for path, _, f, _ in extracted)
+                builder = GraphBuilder(confirmer=self._confirmer)
+                builder.load(facts[path] for path in sorted(facts))
+            all_skipped = tuple(
+                sorted((*discovery.skipped, *skipped, *bad), key=lambda s: s.path)
+            )
+            stats = IndexStats(
+                files=len(facts), extracted=len(extracted), from_cache=len(cached),
+                skipped=len(all_skipped), jobs=workers,
+                cpu_s=clock.cpu_s() + self._worker_cpu_s,
+                wall_s=clock.wall_s(), phases=clock.phases(),
+            )
+            with self.lock:
+                self._store, self._filter, self._roots = store, path_filter, roots
+                self._shas, self._skipped, self._stats = shas, all_skipped, stats
+                self._builder = builder
+                self.ready = True
+                self._replay_pending()
+        finally:
+            with self.lock:
+                self._building = False
+        logger.info(
+            "indexed %d files (%d extracted with %d job(s), %d from cache, %d skipped) in %.2fs",
+            stats.files, stats.extracted, stats.jobs, stats.from_cache, stats.skipped, stats.wall_s,
+        )
+        return stats
+
+    def _replay_pending(self) -> None:
+        """Apply editor updates that arrived while a build ran (the lock is held)."""
+        pending, self._pending = self._pending, []
+        self._building = False
+        for path, text in pending:
+            if text is None:
+                self._remove_locked(path)
+            else:
+                self._update_locked(path, text)
+
+    def _read_all(self, files: Iterable[str]) -> tuple[list[_Source], list[Skipped]]:
+        sources: list[_Source] = []
+        skipped: list[Skipped] = []
+        for rel in files:
+            data = read_bytes(self.root, rel, self.settings)
+            if isinstance(data, Skipped):
+                skipped.append(data)
+            else:
+                sources.append(_Source(path=rel, sha=sha256_of(data), data=data))
+        return sources, skipped
+
+    def _extract(
+        self,
+        misses: list[_Source],
+        roots: tuple[str, ...],
+        *,
+        cached_done: int,
+        total: int,
+        progress: Progress | None,
+        jobs: int,
+    ) -> tuple[list[tuple[str, str, FileFacts, str]], list[Skipped], int]:
+        """Extract facts of every miss; return ``(path, sha, facts, json)`` rows, skips, workers."""
+        jobs_wanted = jobs if jobs > 0 else (os.cpu_count() or 1)
+        work: list[tuple[str, str, str, str, bool]] = []
+        bad: list[Skipped] = []
+        for source in misses:
+            text = decode_source(source.data, path=source.path)
+            if isinstance(text, Skipped):
+                bad.append(text)
+                continue
+            module, is_package = module_for(source.path, roots)
+            work.append((source.path, source.sha, text, module, is_package))
+        done = cached_done
+        total -= len(bad)
+        if progress is not None:
+            progress(done, total)
+        rows: list[tuple[str, str, FileFacts, str]] = []
+        use_pool = jobs_wanted > 1 and len(work) >= PARALLEL_MIN_FILES
+        if not use_pool:
+            for item in work:
+                rows.append(_extract_one(item))
+                done += 1
+                if progress is not None:
+                    progress(done, total)
+            return rows, bad, 1
+        workers = min(jobs_wanted, max(1, len(work) // _CHUNK))
+        chunks = [work[i : i + _CHUNK] for i in range(0, len(work), _CHUNK)]
+        worker_cpu: dict[int, float] = {}
+        with ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context()) as pool:
+            for chunk_rows, pid, cpu in pool.map(_extract_chunk, chunks):
+                rows.extend(chunk_rows)
+                worker_cpu[pid] = max(cpu, worker_cpu.get(pid, 0.0))
+                done += len(chunk_rows)
+                if progress is not None:
+                    progress(done, total)
+        self._worker_cpu_s += sum(worker_cpu.values())
+        return rows, bad, workers
+
+    # ------------------------------------------------------------------ patching
+
+    def update(self, path: str | Path, text: str) -> None:
+        """Re-extract one file from ``text`` (an editor buffer); re-resolve what depends on it."""
+        rel = self._indexable(path)
+        if rel is None:
+            return
+        with self.lock:
+            if self._building:
+                self._pending.append((rel, text))
+            self._update_locked(rel, text)
+
+    def remove(self, path: str | Path) -> None:
+        """Forget a file that was deleted (or closed without a copy on disk)."""
+        rel = self.relpath(path)
+        if rel is None:
+            logger.debug("remove of %s ignored: outside %s", path, self.root)
+            return
+        with self.lock:
+            if self._building:
+                self._pending.append((rel, None))
+            self._remove_locked(rel)
+
+    def refresh(self) -> tuple[str, ...]:
+        """Rescan the disk and patch changed, new and removed files; return them, sorted."""
+        if not self.ready:
+            self.build()
+            return self.files()
+        cpu0, wall0 = _cpu_now(), time.perf_counter()
+        self._worker_cpu_s = 0.0
+        discovery = discover_files(self.root, self.settings)
+        sources, skipped = self._read_all(discovery.files)
+        with self.lock:
+            known = dict(self._shas)
+        current = {s.path: s for s in sources}
+        changed = [s for s in sources if known.get(s.path) != s.sha]
+        removed = sorted(set(known) - set(current))
+        touched = tuple(sorted({*removed, *(s.path for s in changed)}))
+        if len(touched) > max(_REBUILD_MIN, len(current) // 5):
+            # A branch switch touching much of the project: one bulk load beats many patches.
+            logger.info("refresh: %d files changed; rebuilding the graph", len(touched))
+            self.build()
+            return touched
+        roots = source_roots(tuple(current))
+        store = self._store or FactStore.in_memory()
+        cached = store.get_many({s.path: s.sha for s in changed})
+        misses = [s for s in changed if s.path not in cached]
+        extracted, bad, _ = self._extract(
+            misses, roots, cached_done=0, total=len(misses), progress=None, jobs=0
+        )
+        store.put_encoded((p, sha, EXTRACTOR_VERSION, text) for p, sha, _, text in extracted)
+        bad_paths = {b.path for b in bad}
+        new_facts = dict(cached)
+        new_facts.update((p, f) for p, _, f, _ in extracted)
+        with self.lock:
+            self._roots = roots
+            for path in removed:
+                self._remove_locked(path)
+            for path in sorted(bad_paths & set(known)):
+                self._remove_locked(path)
+            for path in sorted(new_facts):
+                self._builder.set_facts(new_facts[path])
+                self._shas[path] = current[path].sha
+            self._skipped = tuple(
+                sorted((*discovery.skipped, *skipped, *bad), key=lambda s: s.path)
+            )
+            self._stats = IndexStats(
+                files=len(self._shas),
+                extracted=len(extracted),
+                from_cache=len(cached),
+                skipped=len(self._skipped),
+                cpu_s=_cpu_now() - cpu0 + self._worker_cpu_s,
+                wall_s=time.perf_counter() - wall0,
+            )
+        store.prune(self._shas)
+        if touched:
+            logger.info("refresh patched %d file(s)", len(touched))
+        return touched
+
+    def _indexable(self, path: str | Path) -> str | None:
+        rel = self.relpath(path)
+        if rel is None:
+            logger.debug("update of %s ignored: outside %s", path, self.root)
+            return None
+        path_filter = self._filter or PathFilter(self.root, self.settings)
+        self._filter = path_filter
+        if not path_filter.allows(rel):
+            logger.debug("update of %s ignored: not an indexed file", rel)
+            return None
+        return rel
+
+    def _update_locked(self, rel: str, text: str) -> None:
+        self._builder.update(rel, text)
+
+    def _remove_locked(self, rel: str) -> None:
+        self._builder.remove(rel)
+        self._shas.pop(rel, None)
+
+
+def _extract_one(item: tuple[str, str, str, str, bool]) -> tuple[str, str, FileFacts, str]:
+    path, sha, text, module, is_package = item
+    facts = extract_facts(text, file=path, module=module, is_package=is_package)
+    return path, sha, facts, facts_to_json(facts)
+
+
+def _extract_chunk(
+    items: list[tuple[str, str, str, str, bool]],
+) -> tuple[list[tuple[str, str, FileFacts, str]], int, float]:
+    """Extract a batch in a worker; also report the worker's pid and total CPU so far."""
+    rows = [_extract_one(item) for item in items]
+    return rows, os.getpid(), time.process_time()
+
+
+def _mp_context() -> multiprocessing.context.BaseContext:
+    # fork() in a process with threads (the language server) can deadlock; forkserver forks
+    # from a clean single-threaded helper instead.
+    if sys.platform != "win32" and "forkserver" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("forkserver")
+    return multiprocessing.get_context("spawn")
+
+
+class _Clock:
+    """Wall time per phase, and CPU (with finished children) and wall time overall."""
+
+    def __init__(self) -> None:
+        self._cpu0 = _cpu_now()
+        self._wall0 = time.perf_counter()
+        self._phases: list[tuple[str, float]] = []
+
+    @contextlib.contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self._phases.append((name, time.perf_counter() - start))
+
+    def phases(self) -> tuple[tuple[str, float], ...]:
+        return tuple(self._phases)
+
+    def cpu_s(self) -> float:
+        return _cpu_now() - self._cpu0
+
+    def wall_s(self) -> float:
+        return time.perf_counter() - self._wall0
+
+
+def _cpu_now() -> float:
+    """CPU seconds of this process; workers report their own (they are not always our children)."""
+    return time.process_time()
