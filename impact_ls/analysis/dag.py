@@ -1,0 +1,317 @@
+"""The impact DAG (spec §3.9): the obligations as cause-labelled edges from each seed to its sites.
+
+Contract:
+    ``cause_label(change, site=..., relation=...)`` is the one template for every reason string:
+    ``"<change_type> changed (<what>) → <site> <verb> via <relation>"``, with the verb
+    ``must re-bind`` (method-signature, import, delete), ``must be updated`` (field, constructor,
+    class-decl), ``must be re-checked`` (method-body) or ``must be re-tested`` (any change over
+    ``TestedBy``). ``<what>`` is ``Change.what`` when classify filled it, else derived from the
+    parameter lists, removed names or escape reason.
+
+    ``build_dag(changes, triage, batches, tests, graph, max_nodes=..., max_edges=...,
+    max_tokens=...)`` returns a ``Dag``:
+    nodes    the seeds (every change but ``incomplete``), then MUST-INSPECT and MAY-IMPACT
+             entities, then the affected tests, each ``{entity, kind, file, line, signature,
+             batch_id}``, in topological order: by distance from the seed (seeds 0, tests
+             last), then bucket, confidence descending, entity. LOW-RISK entities are not nodes.
+    edges    ``source → target`` with the entry's cause label, from the entry's ``via`` when that
+             is a node, else from its seed; from each seed to each test of its file
+             (``TestedBy``). An edge that would point backwards in node order is dropped, so the
+             graph is acyclic and the seed precedes its callers.
+    caps     at most ``max_nodes`` nodes and ``max_edges`` edges (farthest dropped first), and at
+             most ``max_tokens`` tokens of serialized JSON (``tokens.estimate_tokens``: ceil of
+             characters / 4, over ``json.dumps`` of ``{"nodes": [...], "edges": [{"from", "to",
+             "cause"}]}``). Over the token cap the longest signatures are shortened first (down
+             to 40 characters, ending in ``…``), then the farthest non-seed nodes are dropped
+             with their edges. ``truncated`` is set whenever anything was cut.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from impact_ls.analysis.tokens import estimate_tokens
+from impact_ls.graph.codegraph import CodeGraph
+from impact_ls.model import (
+    Batch,
+    Change,
+    ChangeType,
+    Dag,
+    DagEdge,
+    DagNode,
+    QualName,
+    Relation,
+    TestHit,
+    Triage,
+    TriageEntry,
+)
+
+logger = logging.getLogger(__name__)
+
+_VERBS: Mapping[ChangeType, str] = {
+    ChangeType.METHOD_SIGNATURE: "must re-bind",
+    ChangeType.IMPORT: "must re-bind",
+    ChangeType.DELETE: "must re-bind",
+    ChangeType.FIELD: "must be updated",
+    ChangeType.CONSTRUCTOR: "must be updated",
+    ChangeType.CLASS_DECL: "must be updated",
+    ChangeType.METHOD_BODY: "must be re-checked",
+}
+_RETEST = "must be re-tested"
+_MIN_SIGNATURE = 40
+_TEST_DISTANCE = 1_000  # tests sort after every walked site
+_SEED, _MUST, _MAY, _TEST = range(4)
+
+
+def cause_label(change: Change, *, site: str, relation: Relation) -> str:
+    """The cause string of one obligation: what changed, which site, what it must do, and why."""
+    verb = _RETEST if relation is Relation.TESTED_BY else _VERBS.get(change.change_type)
+    return (
+        f"{change.change_type.value} changed ({_what(change)}) → {site} "
+        f"{verb or 'must be re-checked'} via {relation.value}"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Rank:
+    distance: int
+    bucket: int
+    conf: float
+    entity: str
+
+    def key(self) -> tuple[int, int, float, str]:
+        return (self.distance, self.bucket, -self.conf, self.entity)
+
+
+def build_dag(
+    changes: Sequence[Change],
+    triage: Triage,
+    batches: Sequence[Batch],
+    tests: Sequence[TestHit],
+    graph: CodeGraph,
+    *,
+    max_nodes: int,
+    max_edges: int,
+    max_tokens: int,
+) -> Dag:
+    """The cause-labelled impact DAG of the seeds, MUST and MAY sites and tests, within caps."""
+    batch_of: dict[QualName, int] = {}
+    for batch in batches:
+        for entity in batch.members:
+            batch_of.setdefault(entity, batch.batch_id)
+    nodes: dict[QualName, DagNode] = {}
+    ranks: dict[QualName, _Rank] = {}
+    seeds = [c for c in changes if c.change_type is not ChangeType.INCOMPLETE]
+    for change in seeds:
+        if change.entity not in nodes:
+            nodes[change.entity] = _seed_node(change, graph, batch_of)
+            ranks[change.entity] = _Rank(0, _SEED, 1.0, change.entity)
+    entries = [(_MUST, e) for e in triage.must_inspect] + [(_MAY, e) for e in triage.may_impact]
+    for bucket, entry in entries:
+        rank = _Rank(entry.distance, bucket, entry.conf, entry.entity)
+        if entry.entity not in ranks or rank.key() < ranks[entry.entity].key():
+            ranks[entry.entity] = rank
+        if entry.entity not in nodes:
+            nodes[entry.entity] = _entry_node(entry, graph, batch_of)
+    test_nodes = {n.test_id: n for n in graph.tests() if n.test_id is not None}
+    test_entity: dict[str, QualName] = {}
+    for hit in tests:
+        known = test_nodes.get(hit.test)
+        entity = known.id if known is not None else QualName(hit.test)
+        test_entity[hit.test] = entity
+        rank = _Rank(_TEST_DISTANCE, _TEST, hit.conf, entity)
+        if entity not in ranks or rank.key() < ranks[entity].key():
+            ranks[entity] = rank
+        if entity not in nodes:
+            nodes[entity] = DagNode(
+                entity=entity,
+                kind="test",
+                file=known.file if known is not None else hit.test.split("::", 1)[0],
+                line=known.span.line if known is not None else 0,
+                signature=known.signature if known is not None else "",
+                batch_id=None,
+            )
+
+    order = sorted(nodes, key=lambda q: ranks[q].key())
+    position = {q: i for i, q in enumerate(order)}
+    edges: dict[tuple[QualName, QualName], DagEdge] = {}
+    for _, entry in entries:
+        source = entry.via if entry.via in nodes and entry.via != entry.entity else entry.seed
+        _add_edge(edges, position, source, entry.entity, entry.reason)
+    for hit in tests:
+        for change in seeds:
+            if change.file == hit.file:
+                cause = cause_label(change, site=hit.test, relation=Relation.TESTED_BY)
+                _add_edge(edges, position, change.entity, test_entity[hit.test], cause)
+
+    kept = order[:max_nodes]
+    dag = _assemble(kept, nodes, edges, position, max_edges)
+    keep = set(kept)
+    truncated = len(kept) < len(order) or len(dag.edges) < sum(
+        1 for s, t in edges if s in keep and t in keep
+    )
+    dag, cut = _fit_tokens(
+        dag,
+        kept=kept,
+        edges=edges,
+        position=position,
+        max_edges=max_edges,
+        max_tokens=max_tokens,
+        seed_count=len(seeds),
+    )
+    logger.debug(
+        "dag: %d nodes, %d edges, ~%d tokens", len(dag.nodes), len(dag.edges), _tokens(dag)
+    )
+    return replace(dag, truncated=truncated or cut)
+
+
+def _add_edge(
+    edges: dict[tuple[QualName, QualName], DagEdge],
+    position: Mapping[QualName, int],
+    source: QualName,
+    target: QualName,
+    cause: str,
+) -> None:
+    if source not in position or target not in position:
+        return
+    if position[source] >= position[target]:
+        return  # would point backwards (or loop): keep the DAG acyclic, seed before callers
+    edges.setdefault((source, target), DagEdge(source=source, target=target, cause=cause))
+
+
+def _assemble(
+    kept: Sequence[QualName],
+    nodes: Mapping[QualName, DagNode],
+    edges: Mapping[tuple[QualName, QualName], DagEdge],
+    position: Mapping[QualName, int],
+    max_edges: int,
+) -> Dag:
+    keep = set(kept)
+    inside = [e for (s, t), e in edges.items() if s in keep and t in keep]
+    # The farthest targets lose their edges first.
+    inside.sort(key=lambda e: (position[e.target], position[e.source]))
+    chosen = sorted(inside[:max_edges], key=lambda e: (position[e.source], position[e.target]))
+    return Dag(nodes=tuple(nodes[q] for q in kept), edges=tuple(chosen))
+
+
+def _fit_tokens(
+    dag: Dag,
+    *,
+    kept: Sequence[QualName],
+    edges: Mapping[tuple[QualName, QualName], DagEdge],
+    position: Mapping[QualName, int],
+    max_edges: int,
+    max_tokens: int,
+    seed_count: int,
+) -> tuple[Dag, bool]:
+    if _tokens(dag) <= max_tokens:
+        return dag, False
+    longest = max((len(n.signature) for n in dag.nodes), default=0)
+    if longest > _MIN_SIGNATURE:
+        # The highest signature length that fits: every longer signature is cut to it.
+        low, high = _MIN_SIGNATURE, longest
+        while low < high:
+            mid = (low + high + 1) // 2
+            if _tokens(_shorten(dag, mid)) <= max_tokens:
+                low = mid
+            else:
+                high = mid - 1
+        dag = _shorten(dag, low)
+        if _tokens(dag) <= max_tokens:
+            return dag, True
+    by_entity = {n.entity: n for n in dag.nodes}
+
+    def prefix(count: int) -> Dag:
+        return _assemble(kept[:count], by_entity, edges, position, max_edges)
+
+    # The longest prefix of the node order that fits; seeds (first in the order) always stay.
+    low, high = min(seed_count, len(kept)), len(kept)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if _tokens(prefix(mid)) <= max_tokens:
+            low = mid
+        else:
+            high = mid - 1
+    return prefix(low), True
+
+
+def _shorten(dag: Dag, limit: int) -> Dag:
+    return replace(
+        dag,
+        nodes=tuple(
+            replace(n, signature=n.signature[: limit - 1] + "…") if len(n.signature) > limit else n
+            for n in dag.nodes
+        ),
+    )
+
+
+def _tokens(dag: Dag) -> int:
+    payload = {
+        "nodes": [
+            {
+                "entity": n.entity,
+                "kind": n.kind,
+                "file": n.file,
+                "line": n.line,
+                "signature": n.signature,
+                "batch_id": n.batch_id,
+            }
+            for n in dag.nodes
+        ],
+        "edges": [{"from": e.source, "to": e.target, "cause": e.cause} for e in dag.edges],
+    }
+    return estimate_tokens(json.dumps(payload, ensure_ascii=False))
+
+
+def _seed_node(change: Change, graph: CodeGraph, batch_of: Mapping[QualName, int]) -> DagNode:
+    node = graph.node(change.entity)
+    if node is not None:
+        kind = node.kind.value
+    elif change.change_type is ChangeType.FIELD:
+        kind = "field"
+    elif change.change_type is ChangeType.DELETE:
+        kind = "deleted"
+    else:
+        kind = "symbol"
+    signature = change.after_sig or change.before_sig or (node.signature if node else "")
+    return DagNode(
+        entity=change.entity,
+        kind=kind,
+        file=change.file,
+        line=change.line_range[0],
+        signature=signature,
+        batch_id=batch_of.get(change.entity),
+    )
+
+
+def _entry_node(entry: TriageEntry, graph: CodeGraph, batch_of: Mapping[QualName, int]) -> DagNode:
+    node = graph.node(entry.entity)
+    return DagNode(
+        entity=entry.entity,
+        kind=node.kind.value if node is not None else "symbol",
+        file=node.file if node is not None else entry.file,
+        line=node.span.line if node is not None else entry.line,
+        signature=node.signature if node is not None else "",
+        batch_id=batch_of.get(entry.entity),
+    )
+
+
+def _what(change: Change) -> str:
+    if change.what:
+        return change.what
+    if change.before_params is not None and change.after_params is not None:
+        before = [p.name for p in change.before_params]
+        after = [p.name for p in change.after_params]
+        parts = [f"added param {n}" for n in after if n not in before]
+        parts += [f"removed param {n}" for n in before if n not in after]
+        return ", ".join(parts) if parts else "parameters changed"
+    if change.removed_names:
+        return "removed " + ", ".join(change.removed_names)
+    if change.change_type is ChangeType.DELETE:
+        return f"{change.short_name} removed"
+    if change.escape_reason:
+        return change.escape_reason
+    return change.short_name

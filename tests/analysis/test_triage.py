@@ -1,0 +1,244 @@
+"""Triage partition: MUST by a proven break per site, MAY for the unprovable, LOW for the rest."""
+
+from __future__ import annotations
+
+from impact_ls.analysis.rank import Ranked
+from impact_ls.analysis.triage import triage_members
+from impact_ls.config import Settings
+from impact_ls.graph.codegraph import CodeGraph
+from impact_ls.model import (
+    ArgShape,
+    Break,
+    Bucket,
+    Change,
+    ChangeType,
+    Member,
+    Param,
+    QualName,
+    Relation,
+    Site,
+    Span,
+    TriageEntry,
+    Unanalyzable,
+)
+
+Q = QualName
+SEED = Q("pkg.auth.login")
+CHANGE = Change(
+    change_type=ChangeType.METHOD_SIGNATURE,
+    entity=SEED,
+    file="pkg/auth.py",
+    line_range=(3, 5),
+    before_sig="def login(user):",
+    after_sig="def login(user, mfa):",
+    before_params=(Param(name="user"),),
+    after_params=(Param(name="user"), Param(name="mfa")),
+)
+CAUSE = "method-signature changed (added param mfa) → {} must re-bind via CalledBy"
+
+
+def _breaks(
+    change: Change, *, args: ArgShape | None, relation: Relation, name_matched: bool = False
+) -> tuple[Break, ...]:
+    """The binding rule of this scripted signature: ``login`` now needs two arguments."""
+    assert change is CHANGE and relation is Relation.CALLED_BY
+    if args is None or not args.provable or args.positional + len(args.keywords) >= 2:
+        return ()
+    return (Break(kind="missing-argument", detail="missing required argument 'mfa'"),)
+
+
+def _site(file: str, line: int, args: ArgShape | None, *, name_matched: bool = False) -> Site:
+    return Site(
+        file=file,
+        span=Span(line=line, col=8, end_line=line, end_col=30),
+        args=args,
+        name_matched=name_matched,
+        relation=Relation.CALLED_BY,
+    )
+
+
+def _ranked(entity: str, distance: int, sites, *, lex=0.0, cochange=0.0, test_conf=0.0) -> Ranked:
+    member = Member(
+        entity=Q(entity),
+        file=sites[0].file,
+        line=sites[0].span.line,
+        distance=distance,
+        relations=(Relation.CALLED_BY,),
+        via=SEED if distance == 1 else Q("pkg.api.handle"),
+        sites=tuple(sites),
+        seed=SEED,
+        name_matched=all(s.name_matched for s in sites),
+    )
+    return Ranked(member=member, lex=lex, cochange=cochange, test_conf=test_conf, hard=True)
+
+
+ONE = ArgShape(positional=1)
+TWO = ArgShape(positional=2)
+STAR = ArgShape(positional=0, star=True)
+
+
+def _triage(ranked, hidden=(), changes=(CHANGE,)):
+    return triage_members(
+        ranked, changes, CodeGraph(), breaks_of=_breaks, hidden=hidden, settings=Settings()
+    )
+
+
+def _rows(entries: tuple[TriageEntry, ...]) -> list[tuple]:
+    return [(e.entity, e.file, e.line, e.conf, e.distance) for e in entries]
+
+
+def test_partition_is_exact():
+    ranked = [
+        _ranked(
+            "pkg.api.handle",
+            1,
+            [_site("pkg/api.py", 4, ONE), _site("pkg/api.py", 9, ONE)],
+            lex=0.425,
+        ),
+        _ranked("pkg.api.spread", 1, [_site("pkg/api.py", 20, STAR)], lex=0.05),
+        _ranked("pkg.views.page", 1, [_site("pkg/views.py", 7, ONE, name_matched=True)]),
+        _ranked("pkg.api.route", 2, [_site("pkg/api.py", 30, ArgShape())], lex=0.4),
+        _ranked("pkg.jobs.tick", 1, [_site("pkg/jobs.py", 5, TWO)], lex=0.05),
+        _ranked("pkg.auth.relogin", 1, [_site("pkg/auth.py", 40, TWO)], lex=0.8),
+        _ranked("pkg.hist.sync", 1, [_site("pkg/hist.py", 2, TWO)], cochange=0.3),
+        _ranked("pkg.deep.far", 3, [_site("pkg/deep.py", 2, ArgShape())], lex=0.05),
+    ]
+    hidden = (
+        Unanalyzable(
+            file="pkg/plugins.py",
+            line=7,
+            reason="string-keyed getattr of 'login'",
+            entity=Q("pkg.plugins.run"),
+            name="login",
+            seed=SEED,
+        ),
+    )
+    triage = _triage(ranked, hidden)
+    assert _rows(triage.must_inspect) == [
+        ("pkg.api.handle", "pkg/api.py", 4, 0.7, 1),
+        ("pkg.api.handle", "pkg/api.py", 9, 0.7, 1),
+    ]
+    assert _rows(triage.may_impact) == [
+        ("pkg.auth.relogin", "pkg/auth.py", 40, 0.8, 1),
+        ("pkg.api.spread", "pkg/api.py", 20, 0.35, 1),
+        ("pkg.api.route", "pkg/api.py", 30, 0.35, 2),
+        ("pkg.hist.sync", "pkg/hist.py", 2, 0.35, 1),
+        ("pkg.plugins.run", "pkg/plugins.py", 7, 0.35, 1),
+        ("pkg.views.page", "pkg/views.py", 7, 0.35, 1),
+    ]
+    assert _rows(triage.low_risk) == [
+        ("pkg.jobs.tick", "pkg/jobs.py", 5, 0.05, 1),
+        ("pkg.deep.far", "pkg/deep.py", 2, 0.0125, 3),
+    ]
+    assert all(e.conf >= 0.70 for e in triage.must_inspect)
+    assert all(e.conf >= 0.35 for e in triage.may_impact)
+    assert all(e.conf < 0.35 for e in triage.low_risk)
+
+
+def test_must_entry_carries_its_site_range_break_and_cause():
+    triage = _triage([_ranked("pkg.api.handle", 1, [_site("pkg/api.py", 4, ONE)], lex=0.9)])
+    assert triage.must_inspect == (
+        TriageEntry(
+            entity=Q("pkg.api.handle"),
+            file="pkg/api.py",
+            line=4,
+            range=((4, 8), (4, 30)),
+            conf=0.9,
+            distance=1,
+            relation=Relation.CALLED_BY,
+            reason=CAUSE.format("pkg.api.handle"),
+            seed=SEED,
+            change_type=ChangeType.METHOD_SIGNATURE,
+            bucket=Bucket.MUST_INSPECT,
+            breaks=(Break(kind="missing-argument", detail="missing required argument 'mfa'"),),
+            via=SEED,
+        ),
+    )
+
+
+def test_name_matched_break_is_only_may_and_hidden_is_flagged():
+    page = _ranked("pkg.views.page", 1, [_site("pkg/views.py", 7, ONE, name_matched=True)])
+    hidden = (
+        Unanalyzable(
+            file="pkg/plugins.py",
+            line=7,
+            reason="string-keyed getattr of 'login'",
+            entity=Q("pkg.plugins.run"),
+            name="login",
+            seed=SEED,
+        ),
+    )
+    triage = _triage([page], hidden)
+    assert triage.must_inspect == ()
+    matched, plugin = sorted(triage.may_impact, key=lambda e: e.file, reverse=True)
+    assert (matched.name_matched, matched.unanalyzable, len(matched.breaks)) == (True, False, 1)
+    assert (plugin.unanalyzable, plugin.range, plugin.relation) == (
+        True,
+        ((7, 0), (7, 0)),
+        Relation.CALLED_BY,
+    )
+    assert plugin.reason == (
+        CAUSE.format("pkg.plugins.run") + " (unanalyzable: string-keyed getattr of 'login')"
+    )
+
+
+def test_a_site_is_reported_once_in_its_highest_bucket():
+    body = Change(
+        change_type=ChangeType.METHOD_BODY,
+        entity=Q("pkg.auth.audit"),
+        file="pkg/auth.py",
+        line_range=(20, 22),
+        escape_reason="writes self.last",
+    )
+    site = _site("pkg/api.py", 4, ONE)
+    broken = _ranked("pkg.api.handle", 1, [site], lex=0.5)
+    also = Ranked(
+        member=Member(
+            entity=Q("pkg.api.handle"),
+            file="pkg/api.py",
+            line=4,
+            distance=1,
+            relations=(Relation.CALLERS,),
+            via=body.entity,
+            sites=(Site(file="pkg/api.py", span=site.span, args=ONE, relation=Relation.CALLERS),),
+            seed=body.entity,
+        ),
+        lex=0.5,
+        cochange=0.0,
+        test_conf=0.0,
+        hard=True,
+    )
+
+    def breaks(change: Change, *, args, relation, name_matched=False):
+        return _breaks(change, args=args, relation=relation) if change is CHANGE else ()
+
+    triage = triage_members(
+        [also, broken],
+        [CHANGE, body],
+        CodeGraph(),
+        breaks_of=breaks,
+        hidden=(),
+        settings=Settings(),
+    )
+    assert [(e.entity, e.line, e.seed) for e in triage.must_inspect] == [
+        ("pkg.api.handle", 4, SEED)
+    ]
+    assert triage.may_impact == () and triage.low_risk == ()
+
+
+def test_breaks_are_only_checked_at_distance_one():
+    calls: list[ArgShape | None] = []
+
+    def breaks(change: Change, *, args, relation, name_matched=False):
+        calls.append(args)
+        return ()
+
+    ranked = [
+        _ranked("pkg.api.handle", 1, [_site("pkg/api.py", 4, ONE)], lex=0.5),
+        _ranked("pkg.api.route", 2, [_site("pkg/api.py", 30, TWO)], lex=0.5),
+    ]
+    triage = triage_members(
+        ranked, [CHANGE], CodeGraph(), breaks_of=breaks, hidden=(), settings=Settings()
+    )
+    assert calls == [ONE]
+    assert [e.entity for e in triage.may_impact] == ["pkg.api.handle", "pkg.api.route"]
