@@ -1,0 +1,261 @@
+"""Keep a ``CodeGraph`` in step with per-file facts, re-resolving only what a change can reach.
+
+``GraphBuilder`` owns the project-wide indexes (module → file, namespace packages, callables by
+name, conftest files) and, for every file, the set of keys its resolution read. Changing one file
+invalidates its own keys — its module, its path, the names it defines — and re-resolves exactly
+the files that read one of them, plus the file itself; there is never a global pass.
+
+Invariant (property-tested): any sequence of ``update``/``remove`` leaves the same graph as a
+fresh ``load`` of the final texts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections import defaultdict
+from collections.abc import Iterable
+
+from impact_ls.graph.codegraph import CodeGraph, Confirmer
+from impact_ls.graph.extract import extract_facts
+from impact_ls.graph.facts import FileFacts
+from impact_ls.graph.modules import module_for, source_roots
+from impact_ls.graph.resolve import (
+    FileInfo,
+    file_dynamic,
+    file_nodes,
+    index_file,
+    resolve_file,
+)
+from impact_ls.model import NodeKind, QualName
+
+logger = logging.getLogger(__name__)
+
+_Key = tuple[str, str]
+_CALLABLE = frozenset({NodeKind.FUNCTION, NodeKind.METHOD, NodeKind.FIXTURE})
+
+
+class _Recorder:
+    """The ``Project`` view handed to the resolver: answers from the builder, logs every read."""
+
+    __slots__ = ("_builder", "reads")
+
+    def __init__(self, builder: GraphBuilder) -> None:
+        self._builder = builder
+        self.reads: set[_Key] = set()
+
+    def info_of_module(self, module: str) -> FileInfo | None:
+        self.reads.add(("m", module))
+        file = self._builder._module_file.get(module)
+        return self._builder._infos.get(file) if file is not None else None
+
+    def is_namespace(self, module: str) -> bool:
+        self.reads.add(("ns", module))
+        return self._builder._prefixes.get(module, 0) > 0
+
+    def conftest(self, folder: str) -> FileInfo | None:
+        path = f"{folder}/conftest.py" if folder else "conftest.py"
+        self.reads.add(("f", path))
+        return self._builder._infos.get(path)
+
+    def callables_named(self, name: str) -> list[QualName]:
+        self.reads.add(("n", name))
+        return sorted(self._builder._callables.get(name, ()))
+
+
+class GraphBuilder:
+    """Builds and incrementally patches the code graph from per-file facts (pure, in memory)."""
+
+    def __init__(self, *, confirmer: Confirmer | None = None) -> None:
+        self._graph = CodeGraph(confirmer=confirmer)
+        self._facts: dict[str, FileFacts] = {}
+        self._infos: dict[str, FileInfo] = {}
+        self._module_files: dict[str, set[str]] = defaultdict(set)
+        self._module_file: dict[str, str] = {}
+        self._prefixes: dict[str, int] = defaultdict(int)
+        self._callables: dict[str, set[QualName]] = defaultdict(set)
+        self._reads: dict[str, frozenset[_Key]] = {}
+        self._readers: dict[_Key, set[str]] = defaultdict(set)
+        self._roots: tuple[str, ...] = ("",)
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def graph(self) -> CodeGraph:
+        """The graph kept current by this builder."""
+        return self._graph
+
+    def facts(self, file: str) -> FileFacts | None:
+        """The facts last set for ``file``."""
+        return self._facts.get(file)
+
+    def files(self) -> list[str]:
+        """Every file with facts, sorted."""
+        return sorted(self._facts)
+
+    @property
+    def roots(self) -> tuple[str, ...]:
+        """The source roots the builder's ``update`` computes module names under."""
+        return self._roots
+
+    # ------------------------------------------------------------------ bulk
+
+    def load(self, facts: Iterable[FileFacts]) -> None:
+        """Replace everything with ``facts`` and resolve every file once (a cold build)."""
+        confirmer = self._graph.confirmer
+        self.__init__(confirmer=confirmer)  # type: ignore[misc]
+        for f in facts:
+            self._facts[f.file] = f
+        self._roots = source_roots(self._facts)
+        for file in sorted(self._facts):
+            self._index(self._facts[file])
+        for file in sorted(self._facts):
+            info = self._infos[file]
+            self._graph.replace_file(file, file_nodes(info), [], file_dynamic(info))
+        for file in sorted(self._facts):
+            self._resolve(file)
+        logger.debug("graph loaded: %s", self._graph.stats())
+
+    # ------------------------------------------------------------------ incremental
+
+    def update(self, file: str, text: str) -> None:
+        """Extract ``file`` from ``text`` and patch the graph (module named from known files)."""
+        roots = source_roots([*self._facts, file])
+        if roots != self._roots:
+            self._reroot(roots, changed={file: text})
+            return
+        module, is_package = module_for(file, roots)
+        self.set_facts(extract_facts(text, file=file, module=module, is_package=is_package))
+
+    def set_facts(self, facts: FileFacts) -> None:
+        """Add or replace one file's facts; re-resolve it and the files that read what changed."""
+        file = facts.file
+        old = self._facts.get(file)
+        keys = self._unindex(old) if old is not None else set()
+        self._facts[file] = facts
+        keys |= self._index(facts)
+        info = self._infos[file]
+        self._graph.replace_file(file, file_nodes(info), [], file_dynamic(info))
+        self._reresolve(keys, also=(file,))
+
+    def remove(self, file: str) -> None:
+        """Forget ``file`` and re-resolve the files that read it."""
+        old = self._facts.get(file)
+        if old is None:
+            return
+        remaining = [f for f in self._facts if f != file]
+        roots = source_roots(remaining)
+        if roots != self._roots:
+            del self._facts[file]
+            self._reroot(roots, changed={})
+            return
+        keys = self._unindex(old)
+        del self._facts[file]
+        self._graph.remove_file(file)
+        self._forget_reads(file)
+        self._reresolve(keys, also=())
+
+    # ------------------------------------------------------------------ internals
+
+    def _reroot(self, roots: tuple[str, ...], *, changed: dict[str, str]) -> None:
+        """Source roots moved (a first ``src/`` file): every module name may change — reload."""
+        logger.debug("source roots changed to %s; reloading", roots)
+        facts: list[FileFacts] = []
+        for file, f in self._facts.items():
+            if file in changed:
+                continue
+            module, is_package = module_for(file, roots)
+            if (module, is_package) != (f.module, f.is_package):
+                f = dataclasses.replace(f, module=module, is_package=is_package)
+            facts.append(f)
+        for file, text in changed.items():
+            module, is_package = module_for(file, roots)
+            facts.append(extract_facts(text, file=file, module=module, is_package=is_package))
+        self.load(facts)
+
+    def _index(self, facts: FileFacts) -> set[_Key]:
+        """Add one file to the project indexes; return the keys whose answers changed."""
+        file = facts.file
+        info = index_file(facts)
+        self._infos[file] = info
+        keys = self._own_keys(info)
+        module = facts.module
+        self._module_files[module].add(file)
+        self._module_file[module] = min(self._module_files[module])
+        for prefix in _prefixes(module):
+            self._prefixes[prefix] += 1
+            if self._prefixes[prefix] == 1:
+                keys.add(("ns", prefix))
+        for local, d in info.defs.items():
+            if d.kind in _CALLABLE:
+                self._callables[d.name].add(info.qual(local))
+        return keys
+
+    def _unindex(self, facts: FileFacts) -> set[_Key]:
+        """Remove one file from the project indexes; return the keys whose answers changed."""
+        file = facts.file
+        info = self._infos.pop(file)
+        keys = self._own_keys(info)
+        module = facts.module
+        owners = self._module_files.get(module)
+        if owners is not None:
+            owners.discard(file)
+            if owners:
+                self._module_file[module] = min(owners)
+            else:
+                del self._module_files[module]
+                self._module_file.pop(module, None)
+        for prefix in _prefixes(module):
+            self._prefixes[prefix] -= 1
+            if self._prefixes[prefix] <= 0:
+                del self._prefixes[prefix]
+                keys.add(("ns", prefix))
+        for local, d in info.defs.items():
+            if d.kind in _CALLABLE:
+                names = self._callables.get(d.name)
+                if names is not None:
+                    names.discard(info.qual(local))
+                    if not names:
+                        del self._callables[d.name]
+        return keys
+
+    @staticmethod
+    def _own_keys(info: FileInfo) -> set[_Key]:
+        keys: set[_Key] = {("m", info.module), ("f", info.facts.file)}
+        for d in info.defs.values():
+            if d.kind in _CALLABLE:
+                keys.add(("n", d.name))
+        return keys
+
+    def _reresolve(self, keys: set[_Key], *, also: tuple[str, ...]) -> None:
+        affected: set[str] = set(also)
+        for key in keys:
+            affected |= self._readers.get(key, set())
+        affected &= set(self._facts)
+        for file in sorted(affected):
+            self._resolve(file)
+        logger.debug("re-resolved %d file(s)", len(affected))
+
+    def _resolve(self, file: str) -> None:
+        recorder = _Recorder(self)
+        edges = resolve_file(self._infos[file], recorder)
+        self._graph.replace_edges(file, edges)
+        self._forget_reads(file)
+        reads = frozenset(recorder.reads)
+        self._reads[file] = reads
+        for key in reads:
+            self._readers[key].add(file)
+
+    def _forget_reads(self, file: str) -> None:
+        for key in self._reads.pop(file, frozenset()):
+            readers = self._readers.get(key)
+            if readers is not None:
+                readers.discard(file)
+                if not readers:
+                    del self._readers[key]
+
+
+def _prefixes(module: str) -> list[str]:
+    """The strict dotted prefixes of ``module`` (``a.b.c`` → ``a``, ``a.b``)."""
+    parts = module.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]

@@ -1,0 +1,1085 @@
+"""Turn one file's text into ``FileFacts`` with a single walk over the stdlib ``ast``.
+
+Contract: ``extract_facts`` never raises and never executes project code. Text that does not
+parse goes to ``recover.py`` (parso error recovery), so a half-typed file still yields every
+definition it can, with ``parse_error`` set. The walk keeps only small tuples per node — no jedi,
+no per-node objects beyond the facts themselves — so cold indexing stays within a small factor
+of ``ast.parse`` alone.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import logging
+import re
+from collections.abc import Callable
+from typing import Any
+
+from impact_ls.graph.facts import (
+    CALL,
+    SUPER,
+    UNKNOWN,
+    AccessFact,
+    AccessKind,
+    AssignFact,
+    CallFact,
+    Chain,
+    DefFact,
+    DynamicFact,
+    FileFacts,
+    FixtureInfo,
+    ImportFact,
+    Request,
+    TypeHint,
+    TypeRefFact,
+)
+from impact_ls.model import ArgShape, DynamicKind, NodeKind, Param, ParamKind, Span
+
+logger = logging.getLogger(__name__)
+
+_BUILTINS = frozenset(dir(builtins))
+MAX_NODE_STRINGS = 32
+MAX_DOC_CHARS = 200
+_MAX_STRING_SCAN = 200
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+_DYNAMIC_ATTR = {
+    "getattr": DynamicKind.GETATTR,
+    "setattr": DynamicKind.SETATTR,
+    "hasattr": DynamicKind.HASATTR,
+    "delattr": DynamicKind.SETATTR,
+}
+_IMPORT_MODULE = {("importlib", "import_module"), ("import_module",), ("__import__",)}
+_OPTIONAL_WRAPPERS = {"Optional", "Annotated", "ClassVar", "Final", "Type", "type", "Required"}
+
+
+def extract_facts(text: str, *, file: str, module: str, is_package: bool) -> FileFacts:
+    """Extract the facts of one file; never raises, whatever ``text`` holds."""
+    try:
+        tree = ast.parse(text, filename=file, type_comments=False)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        from impact_ls.graph.recover import recover_facts  # parso only on the slow path
+
+        return recover_facts(text, file=file, module=module, is_package=is_package, error=exc)
+    try:
+        return extract_from_tree(tree, text, file=file, module=module, is_package=is_package)
+    except RecursionError as exc:
+        logger.debug("%s: tree too deep to walk: %s", file, exc)
+        return FileFacts(
+            file=file, module=module, is_package=is_package, parse_error=f"too deep: {exc}"
+        )
+
+
+def extract_from_tree(
+    tree: ast.Module,
+    text: str,
+    *,
+    file: str,
+    module: str,
+    is_package: bool,
+    parse_error: str | None = None,
+) -> FileFacts:
+    """Extract facts from an already parsed module (``recover.py`` feeds it a repaired tree)."""
+    walker = _Walker(text, file)
+    walker.run(tree)
+    return walker.result(module=module, is_package=is_package, parse_error=parse_error)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _span(node: Any) -> Span:
+    return Span(
+        line=node.lineno,
+        col=node.col_offset,
+        end_line=node.end_lineno or node.lineno,
+        end_col=node.end_col_offset or 0,
+    )
+
+
+def chain_of(expr: ast.expr, inner: list[ast.expr] | None = None) -> Chain:
+    """The dotted chain of ``expr``; call nodes met inside are appended to ``inner``."""
+    parts: list[str] = []
+    node: ast.expr = expr
+    while True:
+        if isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        elif isinstance(node, ast.Name):
+            parts.append(node.id)
+            break
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id == "super":
+                parts.append(SUPER)
+                break
+            parts.append(CALL)
+            if inner is not None:
+                inner.append(node)
+                # the call itself is recorded on its own; keep walking its callee for the chain
+            node = func
+        else:
+            if inner is not None:
+                inner.append(node)
+            parts.append(UNKNOWN)
+            break
+    parts.reverse()
+    return tuple(parts)
+
+
+def _first_sentence(doc: str) -> str:
+    text = inspect.cleandoc(doc).strip()
+    para = text.split("\n\n", 1)[0].replace("\n", " ")
+    sentence = _SENTENCE_END.split(para, 1)[0].strip()
+    return sentence[:MAX_DOC_CHARS]
+
+
+def _docstring(body: list[ast.stmt]) -> str:
+    if body:
+        first = body[0]
+        if (
+            isinstance(first, ast.Expr)
+            and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)
+        ):
+            return _first_sentence(first.value.value)
+    return ""
+
+
+def _dotted(expr: ast.expr) -> str:
+    chain = chain_of(expr)
+    return ".".join(p for p in chain if p != CALL)
+
+
+def _main_type(ann: ast.expr | None, depth: int = 0) -> Chain:
+    """The one class an annotation stands for (``Optional["Foo"]`` → ``("Foo",)``), or ``()``."""
+    if ann is None or depth > 4:
+        return ()
+    if isinstance(ann, (ast.Name, ast.Attribute)):
+        chain = chain_of(ann)
+        return () if UNKNOWN in chain or CALL in chain or chain == ("None",) else chain
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        try:
+            parsed = ast.parse(ann.value.strip(), mode="eval").body
+        except (SyntaxError, ValueError):
+            return ()
+        return _main_type(parsed, depth + 1)
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        return _main_type(ann.left, depth + 1) or _main_type(ann.right, depth + 1)
+    if isinstance(ann, ast.Subscript):
+        head = chain_of(ann.value)
+        name = head[-1] if head else ""
+        inner = ann.slice
+        if name == "Union" and isinstance(inner, ast.Tuple):
+            for elt in inner.elts:
+                found = _main_type(elt, depth + 1)
+                if found:
+                    return found
+            return ()
+        if name in _OPTIONAL_WRAPPERS:
+            if isinstance(inner, ast.Tuple) and inner.elts:
+                inner = inner.elts[0]
+            return _main_type(inner, depth + 1)
+    return ()
+
+
+def _annotation_chains(ann: ast.expr, out: list[tuple[Chain, Span]], depth: int = 0) -> None:
+    """Every class named anywhere in an annotation, with its span (string annotations parsed)."""
+    if depth > 4:
+        return
+    stack: list[ast.AST] = [ann]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            chain = chain_of(node)
+            if UNKNOWN not in chain and CALL not in chain:
+                out.append((chain, _span(node)))
+            continue
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                parsed = ast.parse(node.value.strip(), mode="eval").body
+            except (SyntaxError, ValueError):
+                continue
+            found: list[tuple[Chain, Span]] = []
+            _annotation_chains(parsed, found, depth + 1)
+            # a string annotation's inner positions are relative to the string: use the string's
+            out.extend((chain, _span(node)) for chain, _ in found)
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _arg_shape(call: ast.Call) -> ArgShape:
+    positional = 0
+    star = False
+    for arg in call.args:
+        if isinstance(arg, ast.Starred):
+            star = True
+        else:
+            positional += 1
+    keywords: list[str] = []
+    double_star = False
+    for kw in call.keywords:
+        if kw.arg is None:
+            double_star = True
+        else:
+            keywords.append(kw.arg)
+    return ArgShape(
+        positional=positional, keywords=tuple(keywords), star=star, double_star=double_star
+    )
+
+
+def _params(args: ast.arguments) -> list[tuple[Param, ast.arg]]:
+    out: list[tuple[Param, ast.arg]] = []
+    positional = [*args.posonlyargs, *args.args]
+    first_default = len(positional) - len(args.defaults)
+    for i, arg in enumerate(positional):
+        kind = (
+            ParamKind.POSITIONAL_ONLY
+            if i < len(args.posonlyargs)
+            else ParamKind.POSITIONAL_OR_KEYWORD
+        )
+        out.append((Param(name=arg.arg, kind=kind, has_default=i >= first_default), arg))
+    if args.vararg is not None:
+        out.append((Param(name=args.vararg.arg, kind=ParamKind.VAR_POSITIONAL), args.vararg))
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=False):
+        out.append(
+            (
+                Param(name=arg.arg, kind=ParamKind.KEYWORD_ONLY, has_default=default is not None),
+                arg,
+            )
+        )
+    if args.kwarg is not None:
+        out.append((Param(name=args.kwarg.arg, kind=ParamKind.VAR_KEYWORD), args.kwarg))
+    return out
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    chain = chain_of(test) if isinstance(test, (ast.Name, ast.Attribute)) else ()
+    return bool(chain) and chain[-1] == "TYPE_CHECKING"
+
+
+def _string_list(node: ast.expr | None) -> list[str] | None:
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        out = []
+        for elt in node.elts:
+            if isinstance(elt, ast.Constant) and isinstance(elt.value, str):
+                out.append(elt.value)
+            else:
+                return None
+        return out
+    return None
+
+
+def _param_names(node: ast.expr) -> list[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [n.strip() for n in node.value.split(",") if n.strip()]
+    found = _string_list(node)
+    return found or []
+
+
+# --------------------------------------------------------------------------- the walk
+
+
+class _Scope:
+    """Per-definition state while its body is walked."""
+
+    __slots__ = (
+        "attributes",
+        "bound",
+        "class_fixtures",
+        "globals",
+        "is_class",
+        "is_function",
+        "kind",
+        "pending",
+        "qualname",
+        "self_kind",
+        "self_name",
+        "string_set",
+        "strings",
+    )
+
+    def __init__(self, qualname: str, *, is_class: bool, is_function: bool) -> None:
+        self.qualname = qualname
+        self.is_class = is_class
+        self.is_function = is_function
+        self.bound: set[str] = set()
+        self.globals: set[str] = set()
+        # items whose head name may be local: [head, list-holding-the-flag]
+        self.pending: list[list[Any]] = []
+        self.strings: list[str] = []
+        self.string_set: set[str] = set()
+        self.self_name: str | None = None
+        self.self_kind = "self"
+        self.attributes: list[str] = []
+        self.class_fixtures: list[Request] = []
+        self.kind = NodeKind.FUNCTION
+
+
+class _Walker:
+    """One pass over a module tree that fills the fact lists."""
+
+    def __init__(self, text: str, file: str) -> None:
+        self.text = text
+        self.file = file
+        base = file.rsplit("/", 1)[-1]
+        self.is_test_file = base.startswith("test_") or base.endswith("_test.py")
+        self.lines: list[str] | None = None
+        self.defs: list[DefFact] = []
+        # mutable rows, frozen in result(): [scope, chain, span, args, head_local]
+        self.calls: list[list[Any]] = []
+        self.accesses: list[list[Any]] = []
+        self.assigns: list[list[Any]] = []
+        self.type_refs: list[TypeRefFact] = []
+        self.imports: list[ImportFact] = []
+        self.dynamic: list[DynamicFact] = []
+        self.constants: list[str] = []
+        self.constant_set: set[str] = set()
+        self.all_names: list[str] | None = None
+        self.skip_strings: set[int] = set()
+        self.type_checking = 0
+        self.doc = ""
+        self.scopes: list[_Scope] = []
+        self.test_classes: list[bool] = []
+        self.class_usefixtures: list[list[Request]] = []
+        self.line_count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+        self._dispatch: dict[type, Callable[[Any], None]] = {
+            ast.FunctionDef: self._visit_def,
+            ast.AsyncFunctionDef: self._visit_def,
+            ast.ClassDef: self._visit_class,
+            ast.Import: self._visit_import,
+            ast.ImportFrom: self._visit_import_from,
+            ast.Assign: self._visit_assign,
+            ast.AnnAssign: self._visit_ann_assign,
+            ast.AugAssign: self._visit_aug_assign,
+            ast.Call: self._visit_call,
+            ast.Attribute: self._visit_attribute,
+            ast.Name: self._visit_name,
+            ast.Constant: self._visit_constant,
+            ast.If: self._visit_if,
+            ast.Global: self._visit_global,
+            ast.Nonlocal: self._visit_global,
+            ast.Lambda: self._visit_lambda,
+            ast.arg: self._visit_arg,
+            ast.ExceptHandler: self._visit_except,
+            ast.Expr: self._visit_expr_stmt,
+        }
+
+    # ------------------------------------------------------------------ driving
+
+    def run(self, tree: ast.Module) -> None:
+        self.doc = _docstring(tree.body)
+        if self.doc:
+            self.skip_strings.add(id(tree.body[0].value))  # type: ignore[attr-defined]
+        module = _Scope("", is_class=False, is_function=False)
+        self.scopes.append(module)
+        for stmt in tree.body:
+            self.visit(stmt)
+        self._close_scope(module)
+        self.scopes.pop()
+
+    def visit(self, node: ast.AST) -> None:
+        handler = self._dispatch.get(type(node))
+        if handler is not None:
+            handler(node)
+            return
+        for child in ast.iter_child_nodes(node):
+            self.visit(child)
+
+    def visit_all(self, nodes: list[Any]) -> None:
+        for node in nodes:
+            if node is not None:
+                self.visit(node)
+
+    @property
+    def scope(self) -> _Scope:
+        return self.scopes[-1]
+
+    def _bind(self, name: str) -> None:
+        """Record an assignment-like binding: a local, a class attribute or a module constant."""
+        scope = self.scope
+        if name in scope.globals:
+            if name not in self.constant_set:
+                self.constant_set.add(name)
+                self.constants.append(name)
+            return
+        scope.bound.add(name)
+        if scope.is_class:
+            scope.attributes.append(name)
+        elif not scope.is_function and name not in self.constant_set:
+            self.constant_set.add(name)
+            self.constants.append(name)
+
+    def _bind_target(self, target: ast.expr) -> None:
+        if isinstance(target, ast.Name):
+            self._bind(target.id)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self._bind_target(elt)
+        elif isinstance(target, ast.Starred):
+            self._bind_target(target.value)
+
+    def _rewrite_self(self, chain: Chain) -> Chain:
+        """Spell a method's first parameter ``self`` (``cls`` for classmethods), also in closures."""
+        for scope in reversed(self.scopes):
+            if scope.is_class or not scope.is_function:
+                return chain
+            if scope.self_name is not None:
+                if chain[0] == scope.self_name:
+                    return (scope.self_kind, *chain[1:])
+                return chain
+            if chain[0] in scope.bound:
+                return chain
+        return chain
+
+    def _enclosing_class(self) -> _Scope | None:
+        for scope in reversed(self.scopes):
+            if scope.self_name is not None:
+                idx = self.scopes.index(scope)
+                parent = self.scopes[idx - 1] if idx > 0 else None
+                return parent if parent is not None and parent.is_class else None
+            if not scope.is_function:
+                return None
+        return None
+
+    def _pend(self, row: list[Any]) -> None:
+        """Queue a row whose chain head may be a local; scopes decide when they close."""
+        head = row[1][0]
+        if head == UNKNOWN:
+            row[4] = True  # an arbitrary expression: its type is as unknown as a local's
+            return
+        if head in (SUPER, "self", "cls"):
+            return
+        scope = self.scope
+        if scope.is_function or scope.is_class:
+            scope.pending.append(row)
+
+    def _close_scope(self, scope: _Scope) -> None:
+        """Decide which queued heads are local here; pass the rest to the enclosing function."""
+        if not scope.pending:
+            return
+        outer: _Scope | None = None
+        for candidate in reversed(self.scopes[:-1]):
+            if candidate.is_function:
+                outer = candidate
+                break
+            if not candidate.is_class:
+                break
+        for row in scope.pending:
+            head = row[1][0]
+            if head in scope.bound and head not in scope.globals:
+                row[4] = True
+            elif outer is not None:
+                outer.pending.append(row)
+        scope.pending = []
+
+    def _add_string(self, value: str) -> None:
+        scope = self.scope
+        if len(scope.strings) >= MAX_NODE_STRINGS:
+            return
+        for word in _WORD.findall(value[:_MAX_STRING_SCAN]):
+            if word not in scope.string_set:
+                scope.string_set.add(word)
+                scope.strings.append(word)
+                if len(scope.strings) >= MAX_NODE_STRINGS:
+                    return
+
+    # ------------------------------------------------------------------ source text
+
+    def _line(self, lineno: int) -> str:
+        if self.lines is None:
+            self.lines = self.text.splitlines()
+        if 0 < lineno <= len(self.lines):
+            return self.lines[lineno - 1]
+        return ""
+
+    def _char_col(self, line: str, col: int) -> int:
+        if line.isascii():
+            return col
+        return len(line.encode("utf-8")[:col].decode("utf-8", errors="ignore"))
+
+    def _header(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> str:
+        """The one-line signature: the def/class header as written, whitespace collapsed."""
+        first = node.body[0] if node.body else None
+        last = first.lineno if first is not None else node.lineno
+        pieces: list[str] = []
+        for lineno in range(node.lineno, last + 1):
+            line = self._line(lineno)
+            end = len(line)
+            if first is not None and lineno == first.lineno:
+                if lineno != node.lineno:
+                    break
+                end = self._char_col(line, first.col_offset)
+            begin = self._char_col(line, node.col_offset) if lineno == node.lineno else 0
+            piece = line[begin:end]
+            if "#" in piece and "'" not in piece and '"' not in piece:
+                piece = piece.split("#", 1)[0]
+            pieces.append(piece)
+        text = " ".join(" ".join(pieces).split())
+        cut = text.rfind(":")
+        if cut > 0:
+            text = text[: cut + 1]
+        text = text.replace("( ", "(").replace(" )", ")").replace(", )", ")")
+        return text[:400]
+
+    def _name_span(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> Span:
+        line = self._line(node.lineno)
+        start = self._char_col(line, node.col_offset)
+        idx = line.find(node.name, start)
+        if idx < 0:
+            return Span(line=node.lineno, col=node.col_offset, end_line=node.lineno, end_col=0)
+        if not line.isascii():
+            idx = len(line[:idx].encode("utf-8"))
+        return Span(
+            line=node.lineno, col=idx, end_line=node.lineno, end_col=idx + len(node.name.encode())
+        )
+
+    # ------------------------------------------------------------------ definitions
+
+    def _qual(self, name: str) -> str:
+        parent = self.scope.qualname
+        return f"{parent}.{name}" if parent else name
+
+    def _test_id(self, qualname: str) -> str:
+        return f"{self.file}::{qualname.replace('.', '::')}"
+
+    def _visit_def(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        outer = self.scope
+        qualname = self._qual(node.name)
+        in_class = outer.is_class
+        decorators: list[str] = []
+        fixture: FixtureInfo | None = None
+        parametrized: set[str] = set()
+        requests: list[Request] = []
+        for deco in node.decorator_list:
+            self._visit_decorator(deco)
+            target = deco.func if isinstance(deco, ast.Call) else deco
+            dotted = _dotted(target)
+            decorators.append(dotted)
+            last = dotted.rsplit(".", 1)[-1]
+            if last == "fixture":
+                name, autouse = node.name, False
+                if isinstance(deco, ast.Call):
+                    for kw in deco.keywords:
+                        if kw.arg == "name" and isinstance(kw.value, ast.Constant):
+                            name = str(kw.value.value)
+                        elif kw.arg == "autouse" and isinstance(kw.value, ast.Constant):
+                            autouse = bool(kw.value.value)
+                fixture = FixtureInfo(name=name, autouse=autouse)
+            elif last == "parametrize" and isinstance(deco, ast.Call) and deco.args:
+                parametrized.update(_param_names(deco.args[0]))
+            elif last == "usefixtures" and isinstance(deco, ast.Call):
+                for arg in deco.args:
+                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                        requests.append(Request(name=arg.value, span=_span(arg)))
+        is_static = "staticmethod" in decorators
+        is_classmethod = "classmethod" in decorators
+        params = _params(node.args)
+        self.visit_all(node.args.defaults)
+        self.visit_all(node.args.kw_defaults)
+
+        is_test = (
+            fixture is None
+            and self.is_test_file
+            and node.name.startswith("test")
+            and (
+                (not in_class and not outer.is_function)
+                or (in_class and bool(self.test_classes) and self.test_classes[-1])
+            )
+        )
+        if in_class and self.class_usefixtures and (is_test or fixture is not None):
+            requests = [*self.class_usefixtures[-1], *requests]
+        if is_test or fixture is not None:
+            skip_first = in_class and not is_static
+            for i, (param, arg) in enumerate(params):
+                if skip_first and i == 0:
+                    continue
+                if param.has_default or param.kind in (
+                    ParamKind.VAR_POSITIONAL,
+                    ParamKind.VAR_KEYWORD,
+                ):
+                    continue
+                if param.name in parametrized:
+                    continue
+                requests.append(Request(name=param.name, span=_span(arg)))
+        if is_test:
+            kind = NodeKind.TEST
+        elif fixture is not None:
+            kind = NodeKind.FIXTURE
+        elif in_class:
+            kind = NodeKind.METHOD
+        else:
+            kind = NodeKind.FUNCTION
+
+        # annotations: type refs owned by the function itself
+        param_types: list[TypeHint] = []
+        ann_refs: list[tuple[Chain, Span]] = []
+        for param, arg in params:
+            if arg.annotation is not None:
+                _annotation_chains(arg.annotation, ann_refs)
+                main = _main_type(arg.annotation)
+                if main:
+                    param_types.append(TypeHint(name=param.name, chain=main))
+        returns: Chain = ()
+        if node.returns is not None:
+            _annotation_chains(node.returns, ann_refs)
+            returns = _main_type(node.returns)
+        for chain, span in ann_refs:
+            self.type_refs.append(TypeRefFact(scope=qualname, chain=chain, span=span))
+
+        outer.bound.add(node.name)
+        if not in_class and not outer.is_function and node.name == "__getattr__":
+            self.dynamic.append(
+                DynamicFact(
+                    scope="",
+                    name="__getattr__",
+                    kind=DynamicKind.MODULE_GETATTR,
+                    span=self._name_span(node),
+                )
+            )
+
+        scope = _Scope(qualname, is_class=False, is_function=True)
+        for param, _ in params:
+            scope.bound.add(param.name)
+        if in_class and not is_static and params:
+            scope.self_name = params[0][0].name
+            scope.self_kind = "cls" if is_classmethod or node.name == "__new__" else "self"
+            scope.bound.discard(scope.self_name)
+        doc = _docstring(node.body)
+        if doc:
+            self.skip_strings.add(id(node.body[0].value))  # type: ignore[attr-defined]
+        self.scopes.append(scope)
+        self.test_classes.append(False)
+        for stmt in node.body:
+            self.visit(stmt)
+        self.test_classes.pop()
+        self._close_scope(scope)
+        self.scopes.pop()
+
+        self.defs.append(
+            DefFact(
+                qualname=qualname,
+                kind=kind,
+                span=_span(node),
+                name_span=self._name_span(node),
+                in_class=in_class,
+                is_async=isinstance(node, ast.AsyncFunctionDef),
+                signature=self._header(node),
+                doc=doc,
+                params=tuple(p for p, _ in params),
+                param_types=tuple(param_types),
+                returns=returns,
+                decorators=tuple(decorators),
+                strings=tuple(scope.strings),
+                test_id=self._test_id(qualname) if is_test else None,
+                fixture=fixture,
+                requests=tuple(requests),
+            )
+        )
+
+    def _visit_decorator(self, deco: ast.expr) -> None:
+        if isinstance(deco, ast.Call):
+            self.visit(deco)
+            return
+        if isinstance(deco, (ast.Name, ast.Attribute)):
+            chain = chain_of(deco)
+            if UNKNOWN in chain or CALL in chain:
+                self.visit(deco)
+                return
+            if self.scope.is_class and chain[0] in self.scope.bound:
+                return  # ``@prop.setter``: a class-local helper, not a call we can resolve
+            # a bare decorator is a call of the decorator with the function as its argument
+            row = [self.scope.qualname, chain, _span(deco), ArgShape(positional=1), False]
+            self._pend(row)
+            self.calls.append(row)
+            return
+        self.visit(deco)
+
+    def _visit_class(self, node: ast.ClassDef) -> None:
+        outer = self.scope
+        qualname = self._qual(node.name)
+        decorators: list[str] = []
+        usefixtures: list[Request] = []
+        for deco in node.decorator_list:
+            self._visit_decorator(deco)
+            target = deco.func if isinstance(deco, ast.Call) else deco
+            dotted = _dotted(target)
+            decorators.append(dotted)
+            if dotted.endswith("usefixtures") and isinstance(deco, ast.Call):
+                for arg in deco.args:
+                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                        usefixtures.append(Request(name=arg.value, span=_span(arg)))
+        bases: list[Chain] = []
+        base_spans: list[Span] = []
+        for base in node.bases:
+            chain = chain_of(base)
+            if UNKNOWN in chain or CALL in chain:
+                self.visit(base)
+                continue
+            bases.append(chain)
+            base_spans.append(_span(base))
+        for kw in node.keywords:
+            self.visit(kw.value)
+        outer.bound.add(node.name)
+        is_test_class = (
+            self.is_test_file
+            and node.name.startswith("Test")
+            and (
+                (not outer.is_function and not outer.is_class)
+                or (outer.is_class and bool(self.test_classes) and self.test_classes[-1])
+            )
+            and not any(
+                isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "__init__"
+                for s in node.body
+            )
+        )
+        scope = _Scope(qualname, is_class=True, is_function=False)
+        doc = _docstring(node.body)
+        if doc:
+            self.skip_strings.add(id(node.body[0].value))  # type: ignore[attr-defined]
+        self.scopes.append(scope)
+        self.test_classes.append(is_test_class)
+        inherited = self.class_usefixtures[-1] if self.class_usefixtures else []
+        self.class_usefixtures.append([*inherited, *usefixtures])
+        for stmt in node.body:
+            self.visit(stmt)
+        self.class_usefixtures.pop()
+        self.test_classes.pop()
+        self.scopes.pop()
+        # a class body's names are not visible in its methods: unresolved heads go outward
+        for row in scope.pending:
+            if row[1][0] in scope.bound:
+                row[4] = True
+            elif self.scope.is_function:
+                self.scope.pending.append(row)
+        self.defs.append(
+            DefFact(
+                qualname=qualname,
+                kind=NodeKind.CLASS,
+                span=_span(node),
+                name_span=self._name_span(node),
+                in_class=outer.is_class,
+                signature=self._header(node),
+                doc=doc,
+                decorators=tuple(decorators),
+                bases=tuple(bases),
+                base_spans=tuple(base_spans),
+                attributes=tuple(dict.fromkeys(scope.attributes)),
+                strings=tuple(scope.strings),
+            )
+        )
+
+    # ------------------------------------------------------------------ imports
+
+    def _visit_import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            fact = ImportFact(
+                scope=self.scope.qualname,
+                module=alias.name,
+                level=0,
+                name=None,
+                asname=alias.asname,
+                span=_span(node),
+                type_checking=self.type_checking > 0,
+            )
+            self.imports.append(fact)
+            self._bind_import(fact.bound)
+
+    def _visit_import_from(self, node: ast.ImportFrom) -> None:
+        for alias in node.names:
+            fact = ImportFact(
+                scope=self.scope.qualname,
+                module=node.module or "",
+                level=node.level or 0,
+                name=alias.name,
+                asname=alias.asname,
+                span=_span(alias) if hasattr(alias, "lineno") else _span(node),
+                type_checking=self.type_checking > 0,
+            )
+            self.imports.append(fact)
+            if alias.name != "*":
+                self._bind_import(fact.bound)
+
+    def _bind_import(self, name: str) -> None:
+        self.scope.bound.add(name)
+
+    # ------------------------------------------------------------------ assignments
+
+    def _visit_assign(self, node: ast.Assign) -> None:
+        value = node.value
+        for target in node.targets:
+            self._assign_target(target, value, _span(node), annotated=None)
+        self.visit(value)
+
+    def _visit_ann_assign(self, node: ast.AnnAssign) -> None:
+        refs: list[tuple[Chain, Span]] = []
+        _annotation_chains(node.annotation, refs)
+        for chain, span in refs:
+            self.type_refs.append(TypeRefFact(scope=self.scope.qualname, chain=chain, span=span))
+        self._assign_target(node.target, node.value, _span(node), annotated=node.annotation)
+        if node.value is not None:
+            self.visit(node.value)
+
+    def _visit_aug_assign(self, node: ast.AugAssign) -> None:
+        target = node.target
+        if (
+            isinstance(target, ast.Name)
+            and target.id == "__all__"
+            and not self.scope.is_function
+            and not self.scope.is_class
+        ):
+            names = _string_list(node.value)
+            if names is not None:
+                self.all_names = [*(self.all_names or []), *names]
+                for elt in node.value.elts:  # type: ignore[attr-defined]
+                    self.skip_strings.add(id(elt))
+        if isinstance(target, ast.Name):
+            self._visit_name_load(target.id, _span(target))
+        self._assign_target(target, None, _span(node), annotated=None)
+        self.visit(node.value)
+
+    def _assign_target(
+        self, target: ast.expr, value: ast.expr | None, span: Span, annotated: ast.expr | None
+    ) -> None:
+        scope = self.scope
+        if isinstance(target, ast.Name):
+            self._bind(target.id)
+            if target.id == "__all__" and not scope.is_function and not scope.is_class:
+                names = _string_list(value)
+                if names is not None:
+                    self.all_names = names
+                    for elt in value.elts:  # type: ignore[union-attr]
+                        self.skip_strings.add(id(elt))
+            type_chain = self._value_type(value, annotated)
+            if type_chain:
+                self.assigns.append(
+                    [scope.qualname, (target.id,), span, type_chain, annotated is not None]
+                )
+            if scope.is_class:
+                scope.attributes.append(target.id)
+            return
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self._assign_target(elt, None, span, None)
+            return
+        if isinstance(target, ast.Starred):
+            self._assign_target(target.value, None, span, None)
+            return
+        if isinstance(target, ast.Attribute):
+            inner: list[ast.expr] = []
+            chain = chain_of(target, inner)
+            self.visit_all(inner)
+            if UNKNOWN in chain or CALL in chain:
+                return
+            chain = self._rewrite_self(chain)
+            if chain[0] == "self" and len(chain) == 2:
+                owner = self._enclosing_class()
+                if owner is not None:
+                    owner.attributes.append(chain[1])
+            row = [scope.qualname, chain, _span(target), AccessKind.WRITE, False]
+            self._pend(row)
+            self.accesses.append(row)
+            type_chain = self._value_type(value, annotated)
+            if type_chain and len(chain) == 2:
+                self.assigns.append(
+                    [scope.qualname, chain, span, type_chain, annotated is not None]
+                )
+            return
+        self.visit(target)
+
+    def _value_type(self, value: ast.expr | None, annotated: ast.expr | None) -> Chain:
+        if annotated is not None:
+            return _main_type(annotated)
+        if isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)):
+            chain = chain_of(value.func)
+            if UNKNOWN not in chain and SUPER not in chain:
+                return chain
+        return ()
+
+    # ------------------------------------------------------------------ expressions
+
+    def _visit_call(self, node: ast.Call) -> None:
+        scope = self.scope
+        inner: list[ast.expr] = []
+        chain = chain_of(node.func, inner)
+        chain = self._rewrite_self(chain) if chain[0] not in (UNKNOWN, SUPER) else chain
+        row = [scope.qualname, chain, _span(node), _arg_shape(node), False]
+        self._pend(row)
+        self.calls.append(row)
+        self._dynamic_call(chain, node)
+        self.visit_all(inner)
+        self.visit_all(node.args)
+        for kw in node.keywords:
+            self.visit(kw.value)
+
+    def _dynamic_call(self, chain: Chain, node: ast.Call) -> None:
+        if len(chain) == 1 and chain[0] in _DYNAMIC_ATTR and len(node.args) >= 2:
+            arg = node.args[1]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                self.skip_strings.add(id(arg))
+                self.dynamic.append(
+                    DynamicFact(
+                        scope=self.scope.qualname,
+                        name=arg.value,
+                        kind=_DYNAMIC_ATTR[chain[0]],
+                        span=_span(node),
+                    )
+                )
+        elif chain in _IMPORT_MODULE and node.args:
+            arg = node.args[0]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                self.skip_strings.add(id(arg))
+                self.dynamic.append(
+                    DynamicFact(
+                        scope=self.scope.qualname,
+                        name=arg.value,
+                        kind=DynamicKind.IMPORT_MODULE,
+                        span=_span(node),
+                    )
+                )
+
+    def _visit_attribute(self, node: ast.Attribute) -> None:
+        inner: list[ast.expr] = []
+        chain = chain_of(node, inner)
+        self.visit_all(inner)
+        if chain[0] == UNKNOWN or CALL in chain:
+            return
+        if chain[0] != SUPER:
+            chain = self._rewrite_self(chain)
+        access = AccessKind.READ if isinstance(node.ctx, ast.Load) else AccessKind.WRITE
+        row = [self.scope.qualname, chain, _span(node), access, False]
+        self._pend(row)
+        self.accesses.append(row)
+
+    def _visit_name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load):
+            self._visit_name_load(node.id, _span(node))
+        else:
+            self._bind(node.id)
+
+    def _visit_name_load(self, name: str, span: Span) -> None:
+        row = [self.scope.qualname, (name,), span, AccessKind.READ, False]
+        self._pend(row)
+        self.accesses.append(row)
+
+    def _visit_arg(self, node: ast.arg) -> None:
+        self.scope.bound.add(node.arg)
+
+    def _visit_lambda(self, node: ast.Lambda) -> None:
+        for param, _ in _params(node.args):
+            self.scope.bound.add(param.name)
+        self.visit_all(node.args.defaults)
+        self.visit_all(node.args.kw_defaults)
+        self.visit(node.body)
+
+    def _visit_except(self, node: ast.ExceptHandler) -> None:
+        if node.name:
+            self._bind(node.name)
+        if node.type is not None:
+            self.visit(node.type)
+        self.visit_all(node.body)
+
+    def _visit_global(self, node: ast.Global | ast.Nonlocal) -> None:
+        self.scope.globals.update(node.names)
+
+    def _visit_constant(self, node: ast.Constant) -> None:
+        value = node.value
+        if not isinstance(value, str) or id(node) in self.skip_strings:
+            return
+        self._add_string(value)
+        if value.isidentifier() and len(value) > 1:
+            self.dynamic.append(
+                DynamicFact(
+                    scope=self.scope.qualname,
+                    name=value,
+                    kind=DynamicKind.STRING_LITERAL,
+                    span=_span(node),
+                )
+            )
+
+    def _visit_expr_stmt(self, node: ast.Expr) -> None:
+        value = node.value
+        # ``__all__.extend([...])`` / ``__all__.append("x")`` at module level
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and isinstance(value.func.value, ast.Name)
+            and value.func.value.id == "__all__"
+            and not self.scope.is_function
+            and value.args
+        ):
+            arg = value.args[0]
+            names = (
+                [arg.value]
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str)
+                else _string_list(arg)
+            )
+            if names is not None:
+                self.all_names = [*(self.all_names or []), *names]
+                elts = arg.elts if isinstance(arg, (ast.List, ast.Tuple, ast.Set)) else [arg]
+                for elt in elts:
+                    self.skip_strings.add(id(elt))
+        self.visit(value)
+
+    def _visit_if(self, node: ast.If) -> None:
+        if _is_type_checking(node.test):
+            self.visit(node.test)
+            self.type_checking += 1
+            self.visit_all(node.body)
+            self.type_checking -= 1
+            self.visit_all(node.orelse)
+            return
+        self.visit(node.test)
+        self.visit_all(node.body)
+        self.visit_all(node.orelse)
+
+    # ------------------------------------------------------------------ result
+
+    def result(self, *, module: str, is_package: bool, parse_error: str | None) -> FileFacts:
+        module_scope = self.scopes[0] if self.scopes else None
+        bound_here = self.constant_set | (module_scope.bound if module_scope else set())
+        calls = tuple(
+            CallFact(scope=r[0], callee=r[1], span=r[2], args=r[3], head_local=r[4])
+            for r in self.calls
+        )
+        accesses = []
+        for r in self.accesses:
+            chain = r[1]
+            if (
+                len(chain) == 1
+                and not r[4]
+                and chain[0] not in bound_here
+                and (chain[0] in _BUILTINS)
+            ):
+                continue  # a builtin: nothing in the project to point at
+            if len(chain) == 1 and r[4]:
+                continue  # a plain local variable
+            accesses.append(
+                AccessFact(scope=r[0], chain=chain, access=r[3], span=r[2], head_local=r[4])
+            )
+        assigns = tuple(
+            AssignFact(scope=r[0], target=r[1], value=r[3], span=r[2], annotated=r[4])
+            for r in self.assigns
+        )
+        defs = sorted(self.defs, key=lambda d: (d.span.line, d.span.col, d.qualname))
+        return FileFacts(
+            file=self.file,
+            module=module,
+            is_package=is_package,
+            line_count=self.line_count,
+            doc=self.doc,
+            definitions=tuple(defs),
+            calls=calls,
+            accesses=tuple(accesses),
+            type_refs=tuple(self.type_refs),
+            imports=tuple(self.imports),
+            assigns=assigns,
+            constants=tuple(self.constants),
+            all_names=tuple(self.all_names) if self.all_names is not None else None,
+            dynamic=tuple(self.dynamic),
+            strings=tuple(module_scope.strings) if module_scope else (),
+            parse_error=parse_error,
+        )

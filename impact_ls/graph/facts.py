@@ -1,0 +1,346 @@
+"""Everything one Python file yields to the code graph, as frozen values plus a JSON codec.
+
+``extract.py`` turns a file's text into a ``FileFacts``; ``resolve.py`` turns the facts of all
+files into nodes and edges. Facts never depend on other files, so they can be cached by content
+hash (``graph/store.py`` stores ``facts_to_json``) and re-extracted one file at a time.
+
+Qualnames inside facts are module-relative (``Class.method``; ``""`` is the module itself), so a
+file moved under another source root keeps its facts and only changes ``module``.
+
+Expressions are kept as dotted chains (``Chain``): ``self.svc.login`` is ``("self", "svc",
+"login")``; ``"()"`` marks a call result (``Cls().run`` is ``("Cls", "()", "run")``), ``"super()"``
+is a ``super()`` call and ``"?"`` an expression that is not a plain chain (``x[0].run``).
+
+Bump ``EXTRACTOR_VERSION`` whenever extraction or the JSON layout changes: cached facts carry it
+and a mismatch is a cache miss.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, fields, is_dataclass
+from typing import Any, Union, get_args, get_origin, get_type_hints
+
+from impact_ls.model import ArgShape, DynamicKind, NodeKind, Param, ParamKind, Span, StrEnum
+
+logger = logging.getLogger(__name__)
+
+EXTRACTOR_VERSION = "1"
+
+Chain = tuple[str, ...]
+
+UNKNOWN = "?"
+CALL = "()"
+SUPER = "super()"
+
+_FROZEN: dict[str, bool] = {"frozen": True, "slots": True, "kw_only": True}
+
+
+class AccessKind(StrEnum):
+    """How an expression touches a name or attribute."""
+
+    READ = "read"
+    WRITE = "write"
+
+
+@dataclass(**_FROZEN)
+class FixtureInfo:
+    """The pytest fixture side of a definition."""
+
+    name: str
+    autouse: bool = False
+
+
+@dataclass(**_FROZEN)
+class Request:
+    """A fixture name a test or fixture asks for (a parameter or ``usefixtures``), with its span."""
+
+    name: str
+    span: Span
+
+
+@dataclass(**_FROZEN)
+class TypeHint:
+    """The class an annotation names, reduced to one chain (``Optional[Foo]`` → ``Foo``)."""
+
+    name: str
+    chain: Chain
+
+
+@dataclass(**_FROZEN)
+class DefFact:
+    """One ``class``/``def`` with everything needed to build its node and bind calls to it."""
+
+    qualname: str
+    kind: NodeKind
+    span: Span
+    name_span: Span
+    in_class: bool = False
+    is_async: bool = False
+    signature: str = ""
+    doc: str = ""
+    params: tuple[Param, ...] = ()
+    param_types: tuple[TypeHint, ...] = ()
+    returns: Chain = ()
+    decorators: tuple[str, ...] = ()
+    bases: tuple[Chain, ...] = ()
+    base_spans: tuple[Span, ...] = ()
+    attributes: tuple[str, ...] = ()
+    strings: tuple[str, ...] = ()
+    test_id: str | None = None
+    fixture: FixtureInfo | None = None
+    requests: tuple[Request, ...] = ()
+
+    @property
+    def name(self) -> str:
+        """The last dotted component of the qualname."""
+        return self.qualname.rsplit(".", 1)[-1]
+
+    @property
+    def parent(self) -> str:
+        """The module-relative qualname of the enclosing definition (``""`` = the module)."""
+        return self.qualname.rpartition(".")[0]
+
+
+@dataclass(**_FROZEN)
+class CallFact:
+    """A call site: the callee chain, the argument shape and the enclosing scope."""
+
+    scope: str
+    callee: Chain
+    span: Span
+    args: ArgShape
+    head_local: bool = False
+
+
+@dataclass(**_FROZEN)
+class AccessFact:
+    """A read or write of an attribute chain (``self.x``, ``obj.a.b``) or of a global name."""
+
+    scope: str
+    chain: Chain
+    access: AccessKind
+    span: Span
+    head_local: bool = False
+
+
+@dataclass(**_FROZEN)
+class TypeRefFact:
+    """A class named in an annotation (parameter, return, variable) or a string annotation."""
+
+    scope: str
+    chain: Chain
+    span: Span
+
+
+@dataclass(**_FROZEN)
+class ImportFact:
+    """One imported name: ``import a.b as c`` or ``from ..a import b as c`` (``name="*"`` for star)."""
+
+    scope: str
+    module: str
+    level: int
+    name: str | None
+    asname: str | None
+    span: Span
+    type_checking: bool = False
+
+    @property
+    def bound(self) -> str:
+        """The local name this import binds (``import a.b`` binds ``a``)."""
+        if self.asname:
+            return self.asname
+        if self.name is not None:
+            return self.name
+        return self.module.split(".", 1)[0]
+
+
+@dataclass(**_FROZEN)
+class AssignFact:
+    """A binding that gives a local, global, class attribute or ``self.x`` a known type.
+
+    ``value`` is the chain of the called constructor (``x = Cls()`` → ``("Cls",)``) when
+    ``annotated`` is false, or the annotated class (``x: Cls``) when it is true.
+    """
+
+    scope: str
+    target: Chain
+    value: Chain
+    span: Span
+    annotated: bool = False
+
+
+@dataclass(**_FROZEN)
+class DynamicFact:
+    """A reference made through a string or a hook that static resolution cannot follow."""
+
+    scope: str
+    name: str
+    kind: DynamicKind
+    span: Span
+
+
+@dataclass(**_FROZEN)
+class FileFacts:
+    """Everything extracted from one file, independent of every other file."""
+
+    file: str
+    module: str
+    is_package: bool = False
+    line_count: int = 0
+    doc: str = ""
+    definitions: tuple[DefFact, ...] = ()
+    calls: tuple[CallFact, ...] = ()
+    accesses: tuple[AccessFact, ...] = ()
+    type_refs: tuple[TypeRefFact, ...] = ()
+    imports: tuple[ImportFact, ...] = ()
+    assigns: tuple[AssignFact, ...] = ()
+    constants: tuple[str, ...] = ()
+    all_names: tuple[str, ...] | None = None
+    dynamic: tuple[DynamicFact, ...] = ()
+    strings: tuple[str, ...] = ()
+    parse_error: str | None = None
+
+    @property
+    def is_test_file(self) -> bool:
+        """Whether pytest collects tests from this file by its default name patterns."""
+        base = self.file.rsplit("/", 1)[-1]
+        return (base.startswith("test_") or base.endswith("_test.py")) and base.endswith(".py")
+
+    @property
+    def is_conftest(self) -> bool:
+        """Whether this is a ``conftest.py``."""
+        return self.file.rsplit("/", 1)[-1] == "conftest.py"
+
+
+# --------------------------------------------------------------------------- JSON codec
+#
+# Dataclasses are written as positional lists (field order) to keep the cache small and the codec
+# fast; the version stamp guards the layout. Decoders are compiled once per type.
+
+_Decoder = Callable[[Any], Any]
+_DECODERS: dict[Any, _Decoder] = {}
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, Span):
+        return [value.line, value.col, value.end_line, value.end_col]
+    if is_dataclass(value):
+        return [_encode(getattr(value, f.name)) for f in fields(value)]
+    if isinstance(value, tuple):
+        return [_encode(v) for v in value]
+    if isinstance(value, StrEnum):
+        return value.value
+    return value
+
+
+def facts_to_json(facts: FileFacts) -> str:
+    """Serialize ``facts`` to compact JSON, stamped with ``EXTRACTOR_VERSION``."""
+    return json.dumps({"v": EXTRACTOR_VERSION, "f": _encode(facts)}, separators=(",", ":"))
+
+
+def _decoder_for(tp: Any) -> _Decoder:
+    cached = _DECODERS.get(tp)
+    if cached is not None:
+        return cached
+    dec = _build_decoder(tp)
+    _DECODERS[tp] = dec
+    return dec
+
+
+def _expect(value: Any, kind: type | tuple[type, ...]) -> Any:
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ValueError(f"expected {kind}, got {type(value).__name__}")
+    return value
+
+
+def _build_decoder(tp: Any) -> _Decoder:
+    origin = get_origin(tp)
+    if tp is Span:
+        return _decode_span
+    if isinstance(tp, type) and is_dataclass(tp):
+        hints = get_type_hints(tp, vars(sys.modules[tp.__module__]))
+        names = [f.name for f in fields(tp)]
+        decs = [_decoder_for(hints[n]) for n in names]
+
+        def dec_dc(value: Any) -> Any:
+            items = _expect(value, list)
+            if len(items) != len(names):
+                raise ValueError(f"{tp.__name__}: expected {len(names)} fields")
+            return tp(**{n: d(v) for n, d, v in zip(names, decs, items, strict=False)})
+
+        return dec_dc
+    if origin is tuple:
+        args = get_args(tp)
+        item = _decoder_for(args[0])
+        if item is _identity_str:
+            return lambda value: tuple(_expect(v, str) for v in _expect(value, list))
+        return lambda value: tuple(item(v) for v in _expect(value, list))
+    if origin is Union or type(tp).__name__ == "UnionType":
+        inner = [a for a in get_args(tp) if a is not type(None)]
+        sub = _decoder_for(inner[0])
+        return lambda value: None if value is None else sub(value)
+    if isinstance(tp, type) and issubclass(tp, StrEnum):
+        return lambda value: tp(_expect(value, str))
+    if tp is str:
+        return _identity_str
+    if tp is bool:
+        return lambda value: _expect(value, bool)
+    if tp is int:
+        return lambda value: _expect(value, int)
+    raise TypeError(f"no JSON decoder for {tp!r}")
+
+
+def _identity_str(value: Any) -> str:
+    return _expect(value, str)  # type: ignore[no-any-return]
+
+
+def _decode_span(value: Any) -> Span:
+    items = _expect(value, list)
+    if len(items) != 4 or not all(isinstance(v, int) for v in items):
+        raise ValueError("bad span")
+    return Span(line=items[0], col=items[1], end_line=items[2], end_col=items[3])
+
+
+def facts_from_json(text: str) -> FileFacts:
+    """Parse what ``facts_to_json`` wrote; raise ``ValueError`` on corrupt or stale input."""
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, TypeError) as exc:
+        raise ValueError(f"facts are not JSON: {exc}") from exc
+    if not isinstance(data, dict) or data.get("v") != EXTRACTOR_VERSION:
+        raise ValueError("facts were written by another extractor version")
+    try:
+        facts = _decoder_for(FileFacts)(data.get("f"))
+    except (TypeError, KeyError, IndexError, AttributeError) as exc:
+        raise ValueError(f"corrupt facts: {exc}") from exc
+    return facts  # type: ignore[no-any-return]
+
+
+__all__ = [
+    "CALL",
+    "EXTRACTOR_VERSION",
+    "SUPER",
+    "UNKNOWN",
+    "AccessFact",
+    "AccessKind",
+    "ArgShape",
+    "AssignFact",
+    "CallFact",
+    "Chain",
+    "DefFact",
+    "DynamicFact",
+    "FileFacts",
+    "FixtureInfo",
+    "ImportFact",
+    "Param",
+    "ParamKind",
+    "Request",
+    "TypeHint",
+    "TypeRefFact",
+    "facts_from_json",
+    "facts_to_json",
+]
