@@ -1,0 +1,198 @@
+"""The deterministic break check that makes a site MUST-INSPECT (DESIGN §3 "binding").
+
+Contract: ``find_breaks(change, args=, relation=)`` → the ``Break``s a site provably suffers from
+one atomic change; empty when the site still works or when nothing can be proved.
+
+- ``method-signature``: the site's argument shape is bound to ``change.after_params`` by Python's
+  rules (positional-only, keyword-only, defaults, ``*args``/``**kwargs`` in the signature, the
+  implicit first argument of a bound method): ``missing-argument``, ``too-many-positional``,
+  ``unknown-keyword``, and ``removed-parameter`` for a keyword that named a parameter of
+  ``before_params`` that is gone.
+- ``constructor``/``class-decl``: an instantiation site (``InstantiatedBy``/``ConstructedBy``) is
+  bound to the new ``__init__`` parameters; every failure is a ``constructor-mismatch``.
+- ``delete``: any reference is a ``deleted-symbol`` break; ``field`` with an empty ``after_sig``
+  (the field is gone): ``removed-field``; ``import``: a site importing a name in
+  ``removed_names``: ``removed-import``.
+- Not provable → no break: a site with ``*``/``**`` arguments, a name-matched site, a site whose
+  shape is unknown, a body/add/incomplete change.
+
+Pure functions over model values; no graph access.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from impact_ls.model import ArgShape, Break, Change, ChangeType, Param, ParamKind, Relation
+
+logger = logging.getLogger(__name__)
+
+MISSING_ARGUMENT = "missing-argument"
+TOO_MANY_POSITIONAL = "too-many-positional"
+UNKNOWN_KEYWORD = "unknown-keyword"
+REMOVED_PARAMETER = "removed-parameter"
+DELETED_SYMBOL = "deleted-symbol"
+REMOVED_FIELD = "removed-field"
+CONSTRUCTOR_MISMATCH = "constructor-mismatch"
+REMOVED_IMPORT = "removed-import"
+
+_POSITIONAL = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+_INSTANTIATION = (Relation.INSTANTIATED_BY, Relation.CONSTRUCTED_BY)
+_CALLS = (Relation.CALLED_BY, Relation.CALLERS)
+
+
+def find_breaks(
+    change: Change,
+    *,
+    args: ArgShape | None,
+    relation: Relation,
+    name_matched: bool = False,
+    bound: bool = True,
+    imported: str | None = None,
+) -> tuple[Break, ...]:
+    """The breaks one site suffers from ``change``; empty when none can be proved.
+
+    ``args`` is the site's argument shape (None for a reference that is not a call).
+    ``relation`` is how the walk reached the site. A ``name_matched`` site (its receiver type is
+    unknown) proves nothing. ``bound`` says the site calls through an instance or class, so a
+    method's first parameter is supplied implicitly; pass False for ``Class.method(obj, …)``.
+    ``imported`` is the name (or qualname) an importing site takes from the changed module.
+    """
+    if name_matched:
+        return ()
+    kind = change.change_type
+    if kind is ChangeType.DELETE:
+        detail = f"references '{change.entity}', which no longer exists"
+        return (Break(kind=DELETED_SYMBOL, detail=detail),)
+    if kind is ChangeType.FIELD:
+        if change.after_sig:
+            return ()
+        return (Break(kind=REMOVED_FIELD, detail=f"field '{change.short_name}' was removed"),)
+    if kind is ChangeType.IMPORT:
+        return _import_breaks(change, imported)
+    if kind in (ChangeType.CONSTRUCTOR, ChangeType.CLASS_DECL):
+        if relation not in _INSTANTIATION and kind is ChangeType.CLASS_DECL:
+            return ()
+        if relation in _INSTANTIATION:
+            breaks = _signature_breaks(change, args, skip_first=True)
+            return tuple(Break(kind=CONSTRUCTOR_MISMATCH, detail=b.detail) for b in breaks)
+        # a direct __init__ call: super().__init__(…) is bound, Base.__init__(self, …) is not
+        return _signature_breaks(change, args, skip_first=bound) if relation in _CALLS else ()
+    if kind is ChangeType.METHOD_SIGNATURE and relation in _CALLS:
+        return _signature_breaks(change, args, skip_first=change.binds_first_param and bound)
+    return ()
+
+
+def _import_breaks(change: Change, imported: str | None) -> tuple[Break, ...]:
+    if imported is None:
+        return ()
+    name = imported.rsplit(".", 1)[-1]
+    for removed in change.removed_names:
+        if imported == removed or name == removed.rsplit(".", 1)[-1]:
+            return (
+                Break(
+                    kind=REMOVED_IMPORT,
+                    detail=f"'{name}' is no longer imported by {change.entity}",
+                ),
+            )
+    return ()
+
+
+def _signature_breaks(
+    change: Change, args: ArgShape | None, *, skip_first: bool
+) -> tuple[Break, ...]:
+    if args is None or not args.provable or change.after_params is None:
+        return ()
+    breaks = bind_arguments(change.after_params, args, skip_first=skip_first)
+    if not breaks or change.before_params is None:
+        return breaks
+    before = {p.name for p in change.before_params}
+    after = {p.name for p in change.after_params}
+    removed = before - after
+    out: list[Break] = []
+    for found in breaks:
+        keyword = _unknown_keyword(found)
+        if keyword is not None and keyword in removed:
+            out.append(
+                Break(
+                    kind=REMOVED_PARAMETER,
+                    detail=f"keyword '{keyword}' names a removed parameter",
+                )
+            )
+        else:
+            out.append(found)
+    return tuple(out)
+
+
+def _unknown_keyword(found: Break) -> str | None:
+    if found.kind != UNKNOWN_KEYWORD or "'" not in found.detail:
+        return None
+    return found.detail.split("'")[1]
+
+
+def bind_arguments(
+    params: Sequence[Param], args: ArgShape, *, skip_first: bool
+) -> tuple[Break, ...]:
+    """Bind a call's argument shape to parameters as Python would; one ``Break`` per failure.
+
+    ``skip_first`` drops the first positional parameter (``self``/``cls`` of a bound call).
+    A site with ``*``/``**`` arguments cannot be bound statically and yields nothing.
+    """
+    if not args.provable:
+        return ()
+    params = list(params)
+    if skip_first and params and params[0].kind in _POSITIONAL:
+        params = params[1:]
+    positional = [p for p in params if p.kind in _POSITIONAL]
+    var_positional = any(p.kind is ParamKind.VAR_POSITIONAL for p in params)
+    var_keyword = any(p.kind is ParamKind.VAR_KEYWORD for p in params)
+    breaks: list[Break] = []
+    filled: set[str] = {p.name for p in positional[: args.positional]}
+    if args.positional > len(positional) and not var_positional:
+        breaks.append(
+            Break(
+                kind=TOO_MANY_POSITIONAL,
+                detail=f"takes {len(positional)} positional argument"
+                f"{'' if len(positional) == 1 else 's'} but {args.positional} "
+                f"{'was' if args.positional == 1 else 'were'} given",
+            )
+        )
+    by_name = {
+        p.name: p for p in params if p.kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD)
+    }
+    for keyword in args.keywords:
+        param = by_name.get(keyword)
+        if param is None or param.kind is ParamKind.POSITIONAL_ONLY:
+            if var_keyword:
+                continue  # swallowed by **kwargs (a positional-only name included)
+            if param is None:
+                detail = f"unexpected keyword argument '{keyword}'"
+            else:
+                detail = f"'{keyword}' is positional-only and cannot be passed by keyword"
+            breaks.append(Break(kind=UNKNOWN_KEYWORD, detail=detail))
+            continue
+        if keyword in filled:
+            breaks.append(
+                Break(
+                    kind=TOO_MANY_POSITIONAL,
+                    detail=f"got multiple values for argument '{keyword}'",
+                )
+            )
+            continue
+        filled.add(keyword)
+    for param in params:
+        if param.has_default or param.name in filled:
+            continue
+        if param.kind in _POSITIONAL:
+            breaks.append(
+                Break(kind=MISSING_ARGUMENT, detail=f"missing required argument '{param.name}'")
+            )
+        elif param.kind is ParamKind.KEYWORD_ONLY:
+            breaks.append(
+                Break(
+                    kind=MISSING_ARGUMENT,
+                    detail=f"missing required keyword-only argument '{param.name}'",
+                )
+            )
+    return tuple(breaks)
