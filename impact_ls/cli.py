@@ -21,6 +21,7 @@ from impact_ls.errors import ImpactError, RootNotFoundError, UsageError
 
 if TYPE_CHECKING:
     from impact_ls.engine import Engine
+    from impact_ls.graph.project import ProjectIndex
 
 logger = logging.getLogger(__name__)
 
@@ -173,7 +174,99 @@ def _cmd_tests(args: argparse.Namespace) -> int:
 
 
 def _cmd_index(args: argparse.Namespace) -> int:
-    raise UsageError("index is not available yet")
+    from impact_ls.config import settings_from_pyproject
+    from impact_ls.graph.project import ProjectIndex
+
+    root = _root(args.root)
+    if args.jobs < 0:
+        raise UsageError(f"--jobs {args.jobs}: expected 0 (one per core) or a positive number")
+    settings, warnings = settings_from_pyproject(root)
+    for warning in warnings:
+        logger.warning("%s", warning)
+    index = ProjectIndex(root, settings)
+    index.build(progress=_progress_bar("indexing"), jobs=args.jobs)
+    for note in index.notes:
+        logger.info("%s", note)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(_index_json(index), indent=1, sort_keys=True) + "\n")
+    else:
+        sys.stdout.write(_index_stats_text(index))
+    return EXIT_OK
+
+
+def _index_json(index: ProjectIndex) -> dict[str, object]:
+    """The graph as ``{"nodes": [...], "edges": [...]}`` plus dynamic refs and skips, sorted."""
+    graph = index.graph
+    nodes = []
+    for node in sorted(graph.nodes(), key=lambda n: (n.file, n.span.line, n.id)):
+        item: dict[str, object] = {
+            "id": node.id, "kind": node.kind.value, "file": node.file, "line": node.span.line,
+            "end_line": node.span.end_line or node.span.line, "signature": node.signature,
+        }
+        if node.test_id:
+            item["test_id"] = node.test_id
+        nodes.append(item)
+    edges = []
+    for edge in sorted(
+        graph.edges(),
+        key=lambda e: (e.file, e.span.line, e.span.col, e.kind.value, e.source, e.target),
+    ):
+        entry: dict[str, object] = {
+            "from": edge.source, "to": edge.target, "kind": edge.kind.value,
+            "file": edge.file, "line": edge.span.line, "col": edge.span.col,
+        }
+        if edge.name_matched:
+            entry["name_matched"] = True
+        if edge.member:
+            entry["member"] = edge.member
+        if edge.args is not None:
+            entry["args"] = {
+                "positional": edge.args.positional, "keywords": list(edge.args.keywords),
+                "star": edge.args.star, "double_star": edge.args.double_star,
+            }
+        edges.append(entry)
+    dynamic = [
+        {"from": ref.source, "name": ref.name, "kind": ref.kind.value, "file": ref.file,
+         "line": ref.span.line, "reason": ref.reason}
+        for ref in sorted(
+            graph.dynamic_refs(), key=lambda r: (r.file, r.span.line, r.span.col, r.name)
+        )
+    ]
+    skipped = [{"file": s.path, "reason": s.reason} for s in index.skipped]
+    return {"nodes": nodes, "edges": edges, "dynamic": dynamic, "skipped": skipped}
+
+
+def _index_stats_text(index: ProjectIndex) -> str:
+    """Counts by kind, skipped files with reasons, cache use and CPU/wall time, one per line."""
+    graph, stats = index.graph, index.stats
+    node_kinds: dict[str, int] = {}
+    for node in graph.nodes():
+        node_kinds[node.kind.value] = node_kinds.get(node.kind.value, 0) + 1
+    edge_kinds: dict[str, int] = {}
+    for edge in graph.edges():
+        edge_kinds[edge.kind.value] = edge_kinds.get(edge.kind.value, 0) + 1
+    dynamic = sum(1 for _ in graph.dynamic_refs())
+
+    def by_kind(counts: dict[str, int]) -> str:
+        return ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items()))
+
+    lines = [
+        f"root      {index.root}",
+        f"files     {stats.files} ({stats.extracted} extracted with {stats.jobs} job(s), "
+        f"{stats.from_cache} from cache, {stats.skipped} skipped)",
+        f"nodes     {sum(node_kinds.values())} ({by_kind(node_kinds)})",
+        f"edges     {sum(edge_kinds.values())} ({by_kind(edge_kinds)})",
+        f"dynamic   {dynamic}",
+        f"cache     {index.cache_location}",
+    ]
+    phases = ", ".join(f"{name} {seconds:.2f}" for name, seconds in stats.phases)
+    lines.append(f"time      cpu {stats.cpu_s:.2f} s, wall {stats.wall_s:.2f} s ({phases})")
+    if index.skipped:
+        lines.append(f"skipped   {len(index.skipped)}")
+        lines.extend(f"  {s.path}: {s.reason}" for s in index.skipped)
+    notes = [n for n in index.notes if not n.startswith("skipped ")]
+    lines.extend(f"note      {note}" for note in notes)
+    return "\n".join(lines) + "\n"
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
