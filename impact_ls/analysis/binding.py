@@ -12,7 +12,9 @@ one atomic change; empty when the site still works or when nothing can be proved
   bound to the new ``__init__`` parameters; every failure is a ``constructor-mismatch``.
 - ``delete``: any reference is a ``deleted-symbol`` break; ``field`` with an empty ``after_sig``
   (the field is gone): ``removed-field``; ``import``: a site importing a name in
-  ``removed_names``: ``removed-import``.
+  ``removed_names`` (``pkg.auth.login as login`` or ``os``): ``removed-import``. Without the
+  site's imported name every ImportedBy site of an import change that removed names breaks,
+  since the walk reaches them from those names.
 - Not provable → no break: a site with ``*``/``**`` arguments, a name-matched site, a site whose
   shape is unknown, a body/add/incomplete change.
 
@@ -85,16 +87,19 @@ def find_breaks(
 
 
 def _import_breaks(change: Change, imported: str | None) -> tuple[Break, ...]:
+    bound = {raw: raw.rsplit(" as ", 1)[-1].strip() for raw in change.removed_names}
     if imported is None:
-        return ()
+        # the walk reaches ImportedBy sites from the removed names themselves: each one imports one
+        if not bound:
+            return ()
+        names = ", ".join(sorted(set(bound.values())))
+        return (Break(kind=REMOVED_IMPORT, detail=f"{change.entity} no longer imports {names}"),)
     name = imported.rsplit(".", 1)[-1]
-    for removed in change.removed_names:
-        if imported == removed or name == removed.rsplit(".", 1)[-1]:
+    for raw, local in sorted(bound.items()):
+        target = raw.split(" as ", 1)[0].strip()
+        if name == local or imported in (target, f"{change.entity}.{local}"):
             return (
-                Break(
-                    kind=REMOVED_IMPORT,
-                    detail=f"'{name}' is no longer imported by {change.entity}",
-                ),
+                Break(kind=REMOVED_IMPORT, detail=f"{change.entity} no longer imports {local}"),
             )
     return ()
 

@@ -1103,6 +1103,15 @@ def _bound_names(facts: _Facts, path: tuple[str, ...]) -> set[str]:
     return names
 
 
+def _spell(local: str, target: str) -> str:
+    """``pkg.auth.login as login``: what a removed import pointed at and the name it bound.
+
+    The walk seeds on ``<module>.<bound name>`` (the text after `` as ``); readers that want the
+    original definition take the text before it. A plain ``import os`` is just ``os``.
+    """
+    return target if local == target else f"{target} as {local}"
+
+
 def _compare_imports(ctx: _Context) -> Iterator[Change]:
     old, new = ctx.old, ctx.new
     _, old_scopes = _tainted(old)
@@ -1123,7 +1132,7 @@ def _compare_imports(ctx: _Context) -> Iterator[Change]:
         removed = old_pairs - new_pairs
         still_bound = _bound_names(new, path)
         removed_names = tuple(
-            sorted({target for local, target in removed if local not in still_bound})
+            sorted({_spell(local, target) for local, target in removed if local not in still_bound})
         )
         touched_new = [imp.stmt for imp in after if set(imp.pairs) & added]
         if touched_new:
