@@ -4,7 +4,8 @@ Contract:
     input    ``Ranked`` members (hard-gated), the changes, the ``CodeGraph``, the hidden channels,
              ``Settings`` (``must_min``, ``may_min``, ``cochange_min``, ``test_min``, ``lex_min``)
              and ``breaks_of`` — ``binding.find_breaks(change, *, args, relation,
-             name_matched)`` unless a test passes another.
+             name_matched)`` unless a test passes another; for an import change it also gets
+             ``imported=`` the target of the site's import edge (looked up in the graph).
     output   ``Triage``: one ``TriageEntry`` per evidence site (two broken calls in one function
              are two entries, each at its exact range), each bucket sorted by (-conf, file, line,
              entity). A site reached from several changes, or through several relations, appears
@@ -40,8 +41,11 @@ from impact_ls.model import (
     Break,
     Bucket,
     Change,
+    ChangeType,
+    EdgeKind,
     QualName,
     Relation,
+    Site,
     Triage,
     TriageEntry,
     Unanalyzable,
@@ -50,6 +54,7 @@ from impact_ls.model import (
 logger = logging.getLogger(__name__)
 
 _DECIMALS = 4
+_IMPORT_KINDS = (EdgeKind.IMPORT, EdgeKind.REEXPORT, EdgeKind.TYPE_REF)
 _ORDER = {Bucket.MUST_INSPECT: 0, Bucket.MAY_IMPACT: 1, Bucket.LOW_RISK: 2}
 
 
@@ -77,8 +82,8 @@ def triage_members(
 ) -> Triage:
     """Split every site of ``ranked`` (and every hidden channel) into the three buckets."""
     change_of: dict[QualName, Change] = {}
-    for change in changes:
-        change_of.setdefault(change.entity, change)
+    for each in changes:
+        change_of.setdefault(each.entity, each)
     entries: list[TriageEntry] = []
     check = breaks_of
     for item in ranked:
@@ -101,8 +106,18 @@ def triage_members(
             if member.distance == 1:
                 if check is None:
                     check = _default_breaks_of()
+                extra: dict[str, str | None] = {}
+                if change.change_type is ChangeType.IMPORT:
+                    # binding needs the name this site imports to tell which removal hits it.
+                    extra["imported"] = _imported_at(graph, member.entity, site)
                 breaks = tuple(
-                    check(change, args=site.args, relation=relation, name_matched=site.name_matched)
+                    check(
+                        change,
+                        args=site.args,
+                        relation=relation,
+                        name_matched=site.name_matched,
+                        **extra,
+                    )
                 )
             if member.distance == 1 and breaks and provable:
                 bucket, conf = Bucket.MUST_INSPECT, max(base, settings.must_min)
@@ -143,10 +158,10 @@ def _hidden_entries(
         change = change_of.get(ref.seed) if ref.seed is not None else None
         if change is None:
             # An entry from an older producer without ``seed``: the change it names, else the first.
-            named = [c for c in changes if c.short_name == ref.name]
-            change = (named or list(changes) or [None])[0]
-        if change is None:
-            continue
+            named = [c for c in changes if c.short_name == ref.name] or list(changes)
+            if not named:
+                continue
+            change = named[0]
         relations = select_relations(change)
         relation = relations[0] if relations else Relation.CALLERS
         label = cause_label(change, site=ref.entity, relation=relation)
@@ -215,6 +230,14 @@ def _report_key(
         entry.seed,
         entry.reason,
     )
+
+
+def _imported_at(graph: CodeGraph, entity: QualName, site: Site) -> str | None:
+    """The qualname the import edge evidenced at ``site`` points at, if the graph has it."""
+    for edge in graph.dependencies(entity, kinds=_IMPORT_KINDS):
+        if edge.file == site.file and edge.span == site.span:
+            return edge.target
+    return None
 
 
 def _default_breaks_of() -> BreaksOf:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from impact_ls.analysis.rank import Ranked
+from impact_ls.analysis.rank import Ranked, rank_members
 from impact_ls.analysis.triage import triage_members
+from impact_ls.analysis.walk import walk_dependents
 from impact_ls.config import Settings
 from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.model import (
@@ -12,7 +13,11 @@ from impact_ls.model import (
     Bucket,
     Change,
     ChangeType,
+    Edge,
+    EdgeKind,
     Member,
+    Node,
+    NodeKind,
     Param,
     QualName,
     Relation,
@@ -242,3 +247,43 @@ def test_breaks_are_only_checked_at_distance_one():
     )
     assert calls == [ONE]
     assert [e.entity for e in triage.may_impact] == ["pkg.api.handle", "pkg.api.route"]
+
+
+def test_real_binding_through_walk_and_rank_for_an_import_change():
+    graph = CodeGraph.of(
+        [Node(id=Q("pkg.auth"), kind=NodeKind.MODULE, file="pkg/auth.py", span=Span(line=1))],
+        [
+            Edge(
+                source=Q("pkg.api"),
+                target=Q("pkg.auth.helper"),
+                kind=EdgeKind.IMPORT,
+                file="pkg/api.py",
+                span=Span(line=2, col=0, end_line=2, end_col=30),
+            ),
+            Edge(
+                source=Q("pkg.cli"),
+                target=Q("pkg.auth"),
+                kind=EdgeKind.IMPORT,
+                file="pkg/cli.py",
+                span=Span(line=1, col=0, end_line=1, end_col=15),
+            ),
+        ],
+    )
+    change = Change(
+        change_type=ChangeType.IMPORT,
+        entity=Q("pkg.auth"),
+        file="pkg/auth.py",
+        line_range=(1, 1),
+        removed_names=("pkg.util.helper as helper",),
+        what="removed import pkg.util.helper",
+    )
+    walk = walk_dependents(change, graph, max_depth=3, max_nodes=200)
+    ranked = rank_members(walk.members, change, graph, cochange={}, test_conf={})
+    triage = triage_members(ranked, [change], graph, hidden=(), settings=Settings())
+    assert [(e.entity, e.line, e.breaks[0].detail) for e in triage.must_inspect] == [
+        ("pkg.api", 2, "pkg.auth no longer imports helper")
+    ]
+    assert triage.must_inspect[0].reason == (
+        "import changed (removed import pkg.util.helper) → pkg.api must re-bind via ImportedBy"
+    )
+    assert [(e.entity, e.breaks) for e in triage.may_impact] == [("pkg.cli", ())]
