@@ -19,8 +19,8 @@ from impact_ls.report.text import render_text
 
 DEMO_SOURCE = Path(__file__).parent / "demo_project"
 EDITED_FILE = "acme/auth.py"
-BEFORE = "    def login(self, user, password):\n        \"\"\"Return a session token"
-AFTER = "    def login(self, user, password, mfa_code):\n        \"\"\"Return a session token"
+BEFORE = '    def login(self, user, password):\n        """Return a session token'
+AFTER = '    def login(self, user, password, mfa_code):\n        """Return a session token'
 
 
 def make_demo_project(dest: Path) -> Path:

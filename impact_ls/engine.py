@@ -17,7 +17,12 @@ from typing import Any
 
 from impact_ls.analysis.nextedit import CompletionClient
 from impact_ls.analysis.pipeline import SourceChange, analyze
-from impact_ls.config import CACHE_DIR_NAME, Settings, settings_from_mapping, settings_from_pyproject
+from impact_ls.config import (
+    CACHE_DIR_NAME,
+    Settings,
+    settings_from_mapping,
+    settings_from_pyproject,
+)
 from impact_ls.errors import RevisionError
 from impact_ls.graph.project import ProjectIndex
 from impact_ls.graph.workspace import read_source

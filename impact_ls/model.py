@@ -29,6 +29,7 @@ else:  # pragma: no cover - exercised only on 3.10
         def __str__(self) -> str:
             return str(self.value)
 
+
 QualName = NewType("QualName", str)
 TestId = NewType("TestId", str)
 
@@ -130,7 +131,9 @@ class Node:
     @property
     def binds_first_param(self) -> bool:
         """Whether a call through an instance or class supplies the first parameter itself."""
-        if self.kind is not NodeKind.METHOD and not (self.kind is NodeKind.FIXTURE and "." in self.id):
+        if self.kind is not NodeKind.METHOD and not (
+            self.kind is NodeKind.FIXTURE and "." in self.id
+        ):
             return False
         return "staticmethod" not in self.decorators
 

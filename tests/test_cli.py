@@ -12,7 +12,11 @@ from impact_ls import __version__
 def _run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "impact_ls", *args],
-        capture_output=True, text=True, cwd=cwd, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+        check=False,
     )
 
 

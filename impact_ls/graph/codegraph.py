@@ -160,7 +160,7 @@ class CodeGraph:
         for node in self._by_file.get(file, {}).values():
             end = node.span.end_line or node.span.line
             if node.span.line <= line <= end and (
-                best is None or node.span.line >= best.span.line and end <= _end(best)
+                best is None or (node.span.line >= best.span.line and end <= _end(best))
             ):
                 best = node
         return best

@@ -10,8 +10,12 @@ def _node(qid: str, kind: NodeKind, file: str, line: int, end: int) -> Node:
 
 def _edge(source: str, target: str, kind: EdgeKind, file: str, line: int, **kw) -> Edge:
     return Edge(
-        source=QualName(source), target=QualName(target), kind=kind, file=file,
-        span=Span(line=line, col=4, end_line=line, end_col=20), **kw,
+        source=QualName(source),
+        target=QualName(target),
+        kind=kind,
+        file=file,
+        span=Span(line=line, col=4, end_line=line, end_col=20),
+        **kw,
     )
 
 
@@ -25,14 +29,21 @@ def _graph() -> CodeGraph:
     ]
     edges = [
         _edge("pkg.api.handle", "pkg.auth.Login.login", EdgeKind.CALL, "pkg/api.py", 4),
-        _edge("pkg.admin.Admin.login", "pkg.auth.Login.login", EdgeKind.OVERRIDE, "pkg/admin.py", 4),
+        _edge(
+            "pkg.admin.Admin.login", "pkg.auth.Login.login", EdgeKind.OVERRIDE, "pkg/admin.py", 4
+        ),
         _edge("pkg", "pkg.auth.Login", EdgeKind.REEXPORT, "pkg/__init__.py", 1, member="Login"),
         _edge("pkg.api", "pkg.Login", EdgeKind.IMPORT, "pkg/api.py", 1),
         _edge("pkg.api", "pkg.auth.gone", EdgeKind.IMPORT, "pkg/api.py", 2),
     ]
     dynamic = [
-        DynamicRef(source=QualName("pkg.plugins"), name="login", kind=DynamicKind.GETATTR,
-                   file="pkg/plugins.py", span=Span(line=7)),
+        DynamicRef(
+            source=QualName("pkg.plugins"),
+            name="login",
+            kind=DynamicKind.GETATTR,
+            file="pkg/plugins.py",
+            span=Span(line=7),
+        ),
     ]
     return CodeGraph.of(nodes, edges, dynamic)
 
@@ -40,11 +51,15 @@ def _graph() -> CodeGraph:
 def test_dependents_are_incoming_and_dependencies_outgoing():
     graph = _graph()
     assert [e.source for e in graph.callers_of("pkg.auth.Login.login")] == ["pkg.api.handle"]
-    assert [e.source for e in graph.overriders_of("pkg.auth.Login.login")] == ["pkg.admin.Admin.login"]
+    assert [e.source for e in graph.overriders_of("pkg.auth.Login.login")] == [
+        "pkg.admin.Admin.login"
+    ]
     assert [e.target for e in graph.methods_overridden_by("pkg.admin.Admin.login")] == [
         "pkg.auth.Login.login"
     ]
-    assert graph.has_edge(source="pkg.api.handle", target="pkg.auth.Login.login", kind=EdgeKind.CALL)
+    assert graph.has_edge(
+        source="pkg.api.handle", target="pkg.auth.Login.login", kind=EdgeKind.CALL
+    )
     assert not graph.has_edge(source="pkg.auth.Login.login", target="pkg.api.handle")
 
 
@@ -91,5 +106,8 @@ def test_confirmer_filters_only_name_matched_edges():
 
 def test_find_by_name_and_stats():
     graph = _graph()
-    assert [n.id for n in graph.find_by_name("login")] == ["pkg.admin.Admin.login", "pkg.auth.Login.login"]
+    assert [n.id for n in graph.find_by_name("login")] == [
+        "pkg.admin.Admin.login",
+        "pkg.auth.Login.login",
+    ]
     assert graph.stats() == {"files": 5, "nodes": 5, "edges": 5, "dynamic": 1}
