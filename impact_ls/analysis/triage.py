@@ -7,9 +7,9 @@ Contract:
              name_matched)`` unless a test passes another; for an import change it also gets
              ``imported=`` the target of the site's import edge (looked up in the graph).
     output   ``Triage``: one ``TriageEntry`` per evidence site (two broken calls in one function
-             are two entries, each at its exact range), each bucket sorted by (-conf, file, line,
-             entity). A site reached from several changes, or through several relations, appears
-             once, in its highest bucket.
+             are two entries, each at its exact range), each bucket sorted by (-conf, tests after
+             production code, file, line, entity). A site reached from several changes, or
+             through several relations, appears once, in its highest bucket.
     buckets  MUST-INSPECT: a distance-1 site where the binding check proves a break, the site's
              arguments are provable (no ``*args``/``**kwargs``) and its edge is resolved, not
              name-matched. The bucket is decided by that proof, not by a score.
@@ -220,15 +220,29 @@ def _strength(entry: TriageEntry) -> tuple[int, float, int, str, str, str]:
 
 def _report_key(
     entry: TriageEntry,
-) -> tuple[float, str, int, str, tuple[tuple[int, int], tuple[int, int]], str, str]:
+) -> tuple[float, bool, str, int, str, tuple[tuple[int, int], tuple[int, int]], str, str]:
+    # Tests rank below production sites of equal confidence: fix the code, then its tests.
     return (
         -entry.conf,
+        _is_test_file(entry.file),
         entry.file,
         entry.line,
         entry.entity,
         entry.range,
         entry.seed,
         entry.reason,
+    )
+
+
+def _is_test_file(file: str) -> bool:
+    parts = file.split("/")
+    name = parts[-1]
+    return (
+        "tests" in parts[:-1]
+        or "test" in parts[:-1]
+        or name.startswith("test_")
+        or name.endswith("_test.py")
+        or name == "conftest.py"
     )
 
 

@@ -117,7 +117,7 @@ def _next_edit_section(report: Report) -> list[_Section]:
     nxt = report.next_edits
     if not (nxt.items or nxt.failed):
         return []
-    origin = "batch order; the LLM step did not answer" if nxt.failed else "chosen by the LLM"
+    origin = "batch order" if nxt.failed else "chosen by the LLM"
     lines = [f"  {i}. {e.entity} — {e.reason}" for i, e in enumerate(nxt.items, 1)]
     return [(f"Next edits ({origin})", (), lines or ["  (none)"])]
 

@@ -73,7 +73,7 @@ def test_batches_tests_and_next_edits(reports: Reports) -> None:
 
 def test_fallback_is_labelled_as_batch_order(reports: Reports) -> None:
     lines = render_text(reports["report_fallback"](), color=False).splitlines()
-    start = lines.index("Next edits (batch order; the LLM step did not answer)")
+    start = lines.index("Next edits (batch order)")
     assert [line.split(" — ")[0] for line in lines[start + 1 : start + 5]] == [
         "  1. pkg.api.handlers.login_endpoint",
         "  2. pkg.views.login_view",
