@@ -49,6 +49,13 @@ def test_broken_calls_are_must_inspect_at_their_lines(report: dict):
         assert "mfa_code" in entry["reason"]
 
 
+def test_production_sites_come_before_tests_of_equal_confidence(report: dict):
+    files = [e["file"] for e in report["triage"]["must_inspect"]]
+    first_test = next(i for i, f in enumerate(files) if f.startswith("tests/"))
+    assert all(f.startswith("acme/") for f in files[:first_test])
+    assert all(f.startswith("tests/") for f in files[first_test:])
+
+
 def test_the_getattr_plugin_is_flagged_unanalyzable(report: dict):
     flagged = [e for e in report["triage"]["may_impact"] if e.get("unanalyzable")]
     assert [(e["file"], e["line"]) for e in flagged] == [("acme/plugins.py", 6)]
