@@ -287,3 +287,17 @@ def test_real_binding_through_walk_and_rank_for_an_import_change():
         "import changed (removed import pkg.util.helper) → pkg.api must re-bind via ImportedBy"
     )
     assert [(e.entity, e.breaks) for e in triage.may_impact] == [("pkg.cli", ())]
+
+
+def test_tests_rank_below_production_sites_of_equal_confidence():
+    ranked = [
+        _ranked("tests.test_auth.test_login", 1, [_site("tests/test_auth.py", 4, ONE)]),
+        _ranked("zeta.api.handle", 1, [_site("zeta/api.py", 9, ONE)]),
+        _ranked("pkg.test_helpers.make", 1, [_site("pkg/test_helpers.py", 2, ONE)]),
+    ]
+    triage = _triage(ranked)
+    assert [e.file for e in triage.must_inspect] == [
+        "zeta/api.py",
+        "pkg/test_helpers.py",
+        "tests/test_auth.py",
+    ]
