@@ -21,6 +21,7 @@ Contract: ``classify_changes(file=, module=, before=, after=)`` → ``tuple[Chan
 from __future__ import annotations
 
 import ast
+import bisect
 import logging
 import warnings
 from collections import Counter, defaultdict
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 from typing import Any
 
-import parso
+from parso.grammar import load_grammar
 from parso.utils import split_lines
 
 from impact_ls import config
@@ -64,12 +65,20 @@ def classify_changes(
     before_lines = _split_lines(before)
     after_lines = _split_lines(after)
     opcodes = _opcodes(before_lines, after_lines)
-    before_parse = _parse(before)
-    settled = _settle(opcodes, before_lines, after_lines, before_parse)
+    before_check = _check(before)
+    settled = _settle(opcodes, before_lines, after_lines, before_check)
     lines = _LineMap(opcodes=opcodes, p2a=settled.p2a, after_count=len(after_lines))
     package = _package_of(module, file)
-    old = _extract(before_parse, package)
-    new = _extract(settled.parse, package)
+    before_source, patched_source = before, settled.text
+    if before_check.tree is not None and settled.check.tree is not None:
+        # parso is slow on big files: only the top-level statements the edit touches are parsed
+        keep_before, keep_patched = _touched_statements(
+            before_check.tree, settled.check.tree, settled
+        )
+        before_source = _blank_except(before_lines, keep_before)
+        patched_source = _blank_except(_split_lines(settled.text), keep_patched)
+    old = _extract(_Parse.of(before_source, before_check), package)
+    new = _extract(_Parse.of(patched_source, settled.check), package)
     ctx = _Context(file=file, module=module, old=old, new=new, lines=lines)
     changes = [
         *_compare_defs(ctx),
@@ -96,14 +105,29 @@ def classify_changes(
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class _Parse:
-    module: Any  # parso Module
+class _Check:
     tree: ast.Module | None
     errors: tuple[int, ...]  # lines with syntax errors; empty when ``ast`` accepts the text
 
 
-def _parse(text: str) -> _Parse:
-    module = parso.parse(text)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Parse:
+    module: Any  # parso Module (of the text, or of its touched statements only)
+    tree: ast.Module | None  # of the whole text
+    errors: tuple[int, ...]
+
+    @classmethod
+    def of(cls, source: str, check: _Check) -> _Parse:
+        return cls(module=_parso(source), tree=check.tree, errors=check.errors)
+
+
+def _parso(text: str) -> Any:
+    """parso's error-recovering tree (its grammars are cached by parso itself)."""
+    return load_grammar().parse(text)
+
+
+def _check(text: str, *, thorough: bool = True) -> _Check:
+    """Parse with ``ast``; if that fails (and ``thorough``), add the error lines parso finds."""
     try:
         with warnings.catch_warnings():
             # invalid escape sequences warn at parse time; they are not our business here
@@ -111,10 +135,11 @@ def _parse(text: str) -> _Parse:
             tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         lines = {max(1, getattr(exc, "lineno", None) or 1)}
-        lines.update(_parso_error_lines(module))
-        return _Parse(module=module, tree=None, errors=tuple(sorted(lines)))
+        if thorough:
+            lines.update(_parso_error_lines(_parso(text)))
+        return _Check(tree=None, errors=tuple(sorted(lines)))
     # parso flags some valid syntax it does not know (``match``); ast is the judge of validity
-    return _Parse(module=module, tree=tree, errors=())
+    return _Check(tree=tree, errors=())
 
 
 def _parso_error_lines(module: Any) -> set[int]:
@@ -157,10 +182,10 @@ def _compact(node: Any) -> str:
 
 def _end_line(node: Any) -> int:
     leaf = node.get_last_leaf()
-    first = node.start_pos[0]
+    first = int(node.start_pos[0])
     while leaf is not None and (leaf.type in _SKIP_LEAVES or not leaf.value):
         leaf = leaf.get_previous_leaf()
-    return max(first, leaf.end_pos[0]) if leaf is not None else first
+    return max(first, int(leaf.end_pos[0])) if leaf is not None else first
 
 
 def _clip(text: str, limit: int) -> str:
@@ -205,7 +230,8 @@ class _Hunk:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Settled:
-    parse: _Parse
+    text: str
+    check: _Check
     p2a: tuple[int, ...]  # patched line (index + 1) → current-text line
     p2b: tuple[int | None, ...]
     hunks: tuple[_Hunk, ...]
@@ -249,27 +275,34 @@ def _assemble(
 
 
 def _settle(
-    opcodes: list[_Opcode], before: list[str], after: list[str], before_parse: _Parse
+    opcodes: list[_Opcode], before: list[str], after: list[str], before_check: _Check
 ) -> _Settled:
     """Put back to the baseline the hunks that parse errors point at until the text parses.
 
     An error that sits on an unchanged line which was already broken in the baseline is not the
     edit's fault and reverts nothing.
     """
-    baseline_errors = set(before_parse.errors)
+    baseline_errors = set(before_check.errors)
     reverted: frozenset[int] = frozenset()
     while True:
         text, p2a, p2b, hunks = _assemble(opcodes, before, after, reverted)
-        parsed = _parse(text)
+        # ast names the first error only, which is enough one hunk at a time; parso's full list
+        # is needed to tell the baseline's own errors apart
+        checked = _check(text, thorough=bool(baseline_errors))
         fresh = [
             line
-            for line in parsed.errors
+            for line in checked.errors
             if not (line <= len(p2b) and p2b[line - 1] in baseline_errors)
         ]
         picked = _hunks_near(fresh, hunks, reverted) if fresh else set()
         if not picked:
             return _Settled(
-                parse=parsed, p2a=tuple(p2a), p2b=tuple(p2b), hunks=tuple(hunks), reverted=reverted
+                text=text,
+                check=checked,
+                p2a=tuple(p2a),
+                p2b=tuple(p2b),
+                hunks=tuple(hunks),
+                reverted=reverted,
             )
         reverted = reverted | picked
 
@@ -294,6 +327,111 @@ def _hunks_near(errors: list[int], hunks: list[_Hunk], reverted: frozenset[int])
     if following:
         return {min(following, key=lambda h: h.p1).index}
     return set()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _TopStatement:
+    start: int
+    end: int
+    names: frozenset[str]
+    imports: bool
+
+
+def _top_statements(tree: ast.Module) -> list[_TopStatement]:
+    out: list[_TopStatement] = []
+    for stmt in tree.body:
+        decorators = getattr(stmt, "decorator_list", [])
+        names: set[str] = set()
+        imports = False
+        stack: list[ast.AST] = [stmt]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+                continue
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                imports = True
+                names.update((a.asname or a.name).split(".")[0] for a in node.names)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+            stack.extend(ast.iter_child_nodes(node))
+        out.append(
+            _TopStatement(
+                start=min([stmt.lineno, *(d.lineno for d in decorators)]),
+                end=stmt.end_lineno or stmt.lineno,
+                names=frozenset(names),
+                imports=imports,
+            )
+        )
+    return out
+
+
+def _hits(statements: list[_TopStatement], lines: set[int]) -> set[int]:
+    ordered = sorted(lines)
+    out: set[int] = set()
+    for index, stmt in enumerate(statements):
+        pos = bisect.bisect_left(ordered, stmt.start)
+        if pos < len(ordered) and ordered[pos] <= stmt.end:
+            out.add(index)
+    return out
+
+
+def _touched_statements(
+    before: ast.Module, patched: ast.Module, settled: _Settled
+) -> tuple[set[int], set[int]]:
+    """Lines of the top-level statements worth parsing with parso, in each text.
+
+    A statement is kept when a hunk touches it, when its counterpart in the other text is kept,
+    when it binds a name a kept statement binds (duplicates keep their occurrence order), and
+    always when it imports (the import comparison needs every binding of the module).
+    """
+    old_stmts = _top_statements(before)
+    new_stmts = _top_statements(patched)
+    old_touched: set[int] = set()
+    new_touched: set[int] = set()
+    for hunk in settled.hunks:
+        old_touched |= (
+            set(range(hunk.i1 + 1, hunk.i2 + 1)) if hunk.i2 > hunk.i1 else {hunk.i1, hunk.i1 + 1}
+        )
+        new_touched |= (
+            set(range(hunk.p1 + 1, hunk.p2 + 1)) if hunk.p2 > hunk.p1 else {hunk.p1, hunk.p1 + 1}
+        )
+    old_keep = _hits(old_stmts, old_touched)
+    new_keep = _hits(new_stmts, new_touched)
+    to_new = {b: p for p, b in enumerate(settled.p2b, start=1) if b is not None}
+    for _ in range(2):
+        while True:
+            old_image = {
+                b
+                for i in new_keep
+                for line in range(new_stmts[i].start, new_stmts[i].end + 1)
+                if (b := settled.p2b[line - 1]) is not None
+            }
+            new_image = {
+                to_new[line]
+                for i in old_keep
+                for line in range(old_stmts[i].start, old_stmts[i].end + 1)
+                if line in to_new
+            }
+            grown_old = old_keep | _hits(old_stmts, old_image)
+            grown_new = new_keep | _hits(new_stmts, new_image)
+            if grown_old == old_keep and grown_new == new_keep:
+                break
+            old_keep, new_keep = grown_old, grown_new
+        names = {n for i in old_keep for n in old_stmts[i].names}
+        names |= {n for i in new_keep for n in new_stmts[i].names}
+        old_keep |= {i for i, s in enumerate(old_stmts) if s.imports or s.names & names}
+        new_keep |= {i for i, s in enumerate(new_stmts) if s.imports or s.names & names}
+    return _lines_of(old_stmts, old_keep), _lines_of(new_stmts, new_keep)
+
+
+def _lines_of(statements: list[_TopStatement], keep: set[int]) -> set[int]:
+    return {line for i in keep for line in range(statements[i].start, statements[i].end + 1)}
+
+
+def _blank_except(lines: list[str], keep: set[int]) -> str:
+    """The text with every line outside ``keep`` emptied, so line numbers stay as they were."""
+    return "".join(line if number in keep else "\n" for number, line in enumerate(lines, 1))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -391,15 +529,12 @@ class _Facts:
     residual: dict[tuple[str, ...], list[_Stmt]] = field(default_factory=lambda: defaultdict(list))
     scopes: set[tuple[str, ...]] = field(default_factory=lambda: {()})
     ast_defs: dict[tuple[int, str], ast.AST] = field(default_factory=dict)
+    ast_walked: set[int] = field(default_factory=set)
     counts: Counter[tuple[str, tuple[str, ...], str]] = field(default_factory=Counter)
 
 
 def _extract(parsed: _Parse, package: str) -> _Facts:
     facts = _Facts(parse=parsed)
-    if parsed.tree is not None:
-        for node in ast.walk(parsed.tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                facts.ast_defs[(node.lineno, node.name)] = node
     _scan(facts, parsed.module.children, (), "module", package)
     return facts
 
@@ -627,7 +762,7 @@ class _Signature:
 
 def _ast_of(facts: _Facts, definition: _Def) -> ast.AST | None:
     name_line = definition.core.children[1].start_pos[0]
-    node = facts.ast_defs.get((name_line, definition.name))
+    node = _ast_def(facts, name_line, definition.name)
     if node is not None:
         return node
     # the file as a whole does not parse (a broken baseline): try the definition on its own
@@ -648,6 +783,23 @@ def _ast_of(facts: _Facts, definition: _Def) -> ast.AST | None:
     if indent and isinstance(body, ast.If):
         body = body.body[0]
     return body if isinstance(body, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else None
+
+
+def _ast_def(facts: _Facts, line: int, name: str) -> ast.AST | None:
+    """The ``ast`` definition named ``name`` on ``line``; top-level statements indexed lazily."""
+    tree = facts.parse.tree
+    if tree is None:
+        return None
+    starts = [stmt.lineno for stmt in tree.body]
+    index = bisect.bisect_right(starts, line) - 1
+    # a decorated definition starts before its ``def`` line, so look one statement further too
+    for candidate in (index, index + 1):
+        if 0 <= candidate < len(tree.body) and candidate not in facts.ast_walked:
+            facts.ast_walked.add(candidate)
+            for node in ast.walk(tree.body[candidate]):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    facts.ast_defs[(node.lineno, node.name)] = node
+    return facts.ast_defs.get((line, name))
 
 
 def _signature(facts: _Facts, definition: _Def) -> _Signature:
@@ -1020,6 +1172,8 @@ def _field_parts(stmt: _Stmt) -> tuple[str, str]:
     if len(children) > 1 and children[1].type == "annassign":
         ann = children[1].children
         return _norm(ann[1]), " ".join(_norm(c) for c in ann[3:])
+    if len(children) > 1 and children[1].type == "operator" and children[1].value == "=":
+        return "", _norm(children[-1])
     return "", " ".join(_norm(c) for c in children[1:])
 
 
