@@ -270,7 +270,17 @@ def _index_stats_text(index: ProjectIndex) -> str:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    raise UsageError("serve is not available yet")
+    from impact_ls.server.server import build_server
+
+    server = build_server()
+    if args.tcp:
+        if not 0 < args.port < 65536:
+            raise UsageError(f"--port {args.port}: expected a TCP port between 1 and 65535")
+        logger.warning("impact-ls listening on %s:%d (one client)", args.host, args.port)
+        server.start_tcp(args.host, args.port)
+    else:
+        server.start_io()
+    return EXIT_OK
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:

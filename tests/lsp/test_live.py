@@ -1,0 +1,202 @@
+"""Lifecycle and live analysis: indexing progress, diagnostics that come and go, lenses, actions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .lsp_helpers import Doc, actions, diagnostics, indexed, lenses, lines_of, serve, until
+from lsprotocol import types
+
+SIG_OLD = "def price(amount, rate):"
+SIG_NEW = "def price(amount, rate, currency):"
+CART_CALL = "price(amount, self.rate)"
+INVOICE_CALL = "price(amount, 0.2)"
+
+
+async def test_initialize_advertises_sync_lenses_actions_and_every_command(shop: Path) -> None:
+    async with serve(shop) as client:
+        caps = client.init_result.capabilities  # type: ignore[attr-defined]
+        sync = caps.text_document_sync
+        assert isinstance(sync, types.TextDocumentSyncOptions)
+        assert sync.change == types.TextDocumentSyncKind.Incremental
+        assert sync.open_close and sync.save
+        assert caps.code_lens_provider is not None
+        assert caps.code_action_provider is not None
+        assert caps.execute_command_provider is not None
+        assert sorted(caps.execute_command_provider.commands) == [
+            "impact.openLocation",
+            "impact.reindex",
+            "impact.runAffectedTests",
+            "impact.showBlastRadius",
+            "impact.showLocations",
+        ]
+
+
+async def test_indexing_reports_begin_percentage_and_end(shop: Path) -> None:
+    async with serve(shop) as client:
+        await until(lambda: indexed(client), what="indexing to end")
+        [reports] = [v for v in client.progress_reports.values() if v]
+        assert isinstance(reports[0], types.WorkDoneProgressBegin)
+        assert reports[0].title == "impact-ls: indexing shop"
+        percentages = [r.percentage for r in reports if isinstance(r, types.WorkDoneProgressReport)]
+        assert percentages and percentages[-1] == 100
+        assert percentages == sorted(percentages)
+        assert isinstance(reports[-1], types.WorkDoneProgressEnd)
+        assert reports[-1].message == "indexed 6 files"
+
+
+async def test_signature_edit_warns_in_other_files_until_fixed_or_undone(shop: Path) -> None:
+    cart, invoice = shop / "shop/cart.py", shop / "shop/invoice.py"
+    async with serve(shop) as client:
+        pricing = Doc(client, shop / "shop/pricing.py")
+        pricing.replace(SIG_OLD, SIG_NEW)
+        await until(lambda: diagnostics(client, invoice), what="warnings in invoice.py")
+        [at_cart] = diagnostics(client, cart)
+        assert at_cart.severity == types.DiagnosticSeverity.Warning
+        assert at_cart.code == "must-inspect"
+        assert at_cart.source == "impact"
+        assert at_cart.range == types.Range(
+            start=types.Position(line=18, character=19), end=types.Position(line=18, character=43)
+        )
+        assert at_cart.message == (
+            "method-signature changed (added param currency) → shop.cart.Cart.total "
+            "must re-bind via CalledBy"
+        )
+        [related] = at_cart.related_information or []
+        assert related.location.uri == pricing.uri
+        assert related.location.range.start.line == 3
+        assert related.message == f"changed: {SIG_NEW}"
+        [at_invoice] = diagnostics(client, invoice)
+        assert at_invoice.range.start == types.Position(line=7, character=12)
+        [summary] = diagnostics(client, pricing.path)
+        assert summary.severity == types.DiagnosticSeverity.Hint
+        assert summary.message.startswith("Blast radius of price (method-signature): 4 must-inspect")
+
+        # fixing the call in cart.py removes its warning (the caller stays a MAY-IMPACT:
+        # it still calls a changed signature); the invoice warning stays
+        cart_doc = Doc(client, cart)
+        cart_doc.replace(CART_CALL, 'price(amount, self.rate, "EUR")')
+        await until(lambda: not diagnostics(client, cart, code="must-inspect"), what="cart.py warning to go")
+        [may] = diagnostics(client, cart, code="may-impact")
+        assert (may.code, may.severity) == ("may-impact", types.DiagnosticSeverity.Information)
+        assert len(diagnostics(client, invoice, code="must-inspect")) == 1
+
+        # undoing the signature edit clears everything it caused
+        pricing.replace(SIG_NEW, SIG_OLD)
+        await until(lambda: not diagnostics(client, invoice), what="invoice.py to clear")
+        await until(lambda: not diagnostics(client, pricing.path), what="the summary to clear")
+        await until(lambda: not diagnostics(client, cart, code="may-impact"), what="cart.py to clear")
+        # what is left in cart.py is the summary of its own (still unsaved) edit
+        [own] = diagnostics(client, cart)
+        assert own.message.startswith("Blast radius of Cart.total (method-body)")
+
+
+async def test_closing_the_edited_document_clears_its_diagnostics(shop: Path) -> None:
+    async with serve(shop) as client:
+        pricing = Doc(client, shop / "shop/pricing.py")
+        pricing.replace(SIG_OLD, SIG_NEW)
+        await until(lambda: diagnostics(client, shop / "shop/cart.py"), what="warnings")
+        pricing.close()
+        await until(lambda: not diagnostics(client, shop / "shop/cart.py"), what="warnings to clear")
+        assert not diagnostics(client, shop / "shop/invoice.py")
+
+
+async def test_may_impact_is_information_by_default(shop: Path) -> None:
+    async with serve(shop) as client:
+        pricing = Doc(client, shop / "shop/pricing.py")
+        pricing.replace(SIG_OLD, SIG_NEW)
+        test_cart = shop / "tests/test_cart.py"
+        [may] = await until(lambda: diagnostics(client, test_cart), what="may-impact")
+        assert may.severity == types.DiagnosticSeverity.Information
+        assert may.code == "may-impact"
+
+
+async def test_a_region_that_does_not_parse_keeps_the_last_report_marked_stale(shop: Path) -> None:
+    cart = shop / "shop/cart.py"
+    async with serve(shop) as client:
+        pricing = Doc(client, shop / "shop/pricing.py")
+        pricing.replace(SIG_OLD, SIG_NEW)
+        await until(lambda: diagnostics(client, cart), what="warnings")
+        pricing.replace(SIG_NEW, "def price(amount, rate, currency")  # typing: no ")" yet
+        stale = await until(
+            lambda: [d for d in diagnostics(client, cart) if "stale" in d.message], what="stale"
+        )
+        assert stale[0].message.endswith("(stale: the edit does not parse yet)")
+        assert stale[0].range.start.line == 18
+        pricing.replace("def price(amount, rate, currency", SIG_NEW)
+        await until(
+            lambda: [d for d in diagnostics(client, cart) if "stale" not in d.message],
+            what="fresh warnings",
+        )
+
+
+async def test_lenses_on_the_changed_definition(shop: Path) -> None:
+    async with serve(shop) as client:
+        pricing = Doc(client, shop / "shop/pricing.py")
+        pricing.replace(SIG_OLD, SIG_NEW)
+        await until(lambda: diagnostics(client, shop / "shop/invoice.py"), what="warnings")
+        found = await lenses(client, pricing)
+        assert [(lens.range.start.line, lens.command.title, lens.command.command) for lens in found if lens.command] == [
+            (3, "Blast radius: 4 must · 1 may · 1 batches", "impact.showBlastRadius"),
+            (3, "Batch 1 · 6 sites: price → Cart.total → line → …", "impact.showLocations"),
+            (3, "Run 4 affected tests", "impact.runAffectedTests"),
+        ]
+        batch = found[1].command
+        assert batch is not None and batch.arguments is not None
+        uri, position, locations = batch.arguments
+        assert uri == pricing.uri
+        assert position == {"line": 3, "character": 0}
+        assert [loc["uri"].rsplit("/", 2)[-2:] for loc in locations] == [
+            ["shop", "pricing.py"],
+            ["shop", "cart.py"],
+            ["shop", "invoice.py"],
+            ["tests", "test_pricing.py"],
+            ["tests", "test_pricing.py"],
+            ["tests", "test_cart.py"],
+        ]
+        # a clean document has no lenses
+        assert await lenses(client, Doc(client, shop / "shop/invoice.py")) == []
+
+
+async def test_next_edit_action_opens_the_first_site(shop: Path) -> None:
+    async with serve(shop) as client:
+        pricing = Doc(client, shop / "shop/pricing.py")
+        pricing.replace(SIG_OLD, SIG_NEW)
+        await until(lambda: diagnostics(client, shop / "shop/invoice.py"), what="warnings")
+        found = await actions(client, pricing, line=3, character=6)
+        titles = [a.title for a in found]
+        assert titles == [
+            "Next edit: Cart.total — method-signature changed (added param currency) → "
+            "shop.cart.Cart.total must re-bind via CalledBy",
+            "Show blast radius",
+            "Run 4 affected tests",
+        ]
+        command = found[0].command
+        assert command is not None
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=command.command, arguments=command.arguments)
+        )
+        [shown] = client.shown_documents
+        assert shown.uri == (shop / "shop/cart.py").as_uri()
+        assert shown.take_focus is True
+        assert shown.selection == types.Range(
+            start=types.Position(line=18, character=19), end=types.Position(line=18, character=43)
+        )
+        # at that MUST site the next action leads on
+        cart = Doc(client, shop / "shop/cart.py")
+        at_site = await actions(client, cart, line=18, character=25)
+        assert [a.title for a in at_site][0].startswith("Next edit: line — ")
+        # nowhere near a change: no action
+        assert await actions(client, pricing, line=10) == []
+
+
+async def test_multi_root_workspaces_are_analyzed_separately(shop: Path, shop_no_git: Path) -> None:
+    async with serve(shop, shop_no_git) as client:
+        one = Doc(client, shop / "shop/pricing.py")
+        two = Doc(client, shop_no_git / "shop/pricing.py")
+        one.replace(SIG_OLD, SIG_NEW)
+        two.replace(SIG_OLD, "def price(amount):")
+        await until(lambda: diagnostics(client, shop / "shop/cart.py"), what="root one")
+        [other] = await until(lambda: diagnostics(client, shop_no_git / "shop/cart.py"), what="root two")
+        assert "removed param rate" in other.message or "rate" in other.message
+        assert lines_of(diagnostics(client, shop / "shop/invoice.py")) == [7]
