@@ -29,8 +29,14 @@ def tokenize(text: str) -> tuple[str, ...]:
     """Lowercased word tokens of ``text``, split on non-alphanumerics, ``_`` and camelCase."""
     tokens: list[str] = []
     for word in _WORDS.findall(text):
-        parts = _CAMEL.findall(word) if word.isascii() else [word]
-        tokens.extend(part.lower() for part in parts if len(part) >= MIN_TOKEN_CHARS)
+        if (word.islower() and word.isalpha()) or not word.isascii():
+            # Most message words need no camelCase split; this path keeps mining cheap.
+            if len(word) >= MIN_TOKEN_CHARS:
+                tokens.append(word.lower())
+            continue
+        tokens.extend(
+            part.lower() for part in _CAMEL.findall(word) if len(part) >= MIN_TOKEN_CHARS
+        )
     return tuple(tokens)
 
 

@@ -183,7 +183,10 @@ class CoChangeIndex:
         """The index of HEAD's first-parent history, read from ``cache_dir`` when cached there."""
         head = repo.head_sha()
         if head is None:
-            return cls.empty(NOTE_EMPTY)
+            index = cls.empty(NOTE_EMPTY)
+            # Kept so that `refresh` after the first commit caches with the same settings.
+            index._cache_dir, index._max_files = cache_dir, max_commit_files
+            return index
         shallow = repo.is_shallow()
         cached = _load(cache_dir, head, max_commit_files, shallow)
         if cached is not None:
@@ -298,8 +301,10 @@ class CoChangeIndex:
     ) -> tuple[CoChange, ...]:
         """Direct co-change partners of ``files`` from commits strictly before ``before``.
 
-        See the module docstring for the score; at most ``limit`` partners per input file,
-        sorted by score descending then path, never one of ``files`` themselves.
+        Paths are posix and relative to the repository root (``GitRepo.root``); ``before`` is
+        a committer time in seconds since the epoch, normally the baseline commit's. See the
+        module docstring for the score; at most ``limit`` partners per input file, sorted by
+        score descending then path, never one of ``files`` themselves.
         """
         store = self._store
         inputs = set(files)

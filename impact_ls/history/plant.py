@@ -77,7 +77,8 @@ def plant_history(source: Path, dest: Path) -> Path:
 
     files = _snapshot(dest)
     initial = _date(script.get("initial_date", INITIAL_DATE), "initial_date")
-    root = _commit(repo, files, INITIAL_MESSAGE, initial, parents=[])
+    blobs: dict[bytes, pygit2.Oid] = {}
+    root = _commit(repo, blobs, files, INITIAL_MESSAGE, initial, parents=[])
     main = _Branch(tip=root, files=dict(files))
     branches: dict[str, _Branch] = {}
 
@@ -117,7 +118,7 @@ def plant_history(source: Path, dest: Path) -> Path:
 
         touched = _apply(target.files, entry, message, where)
         target.changed |= touched
-        target.tip = _commit(repo, target.files, message, when, parents=parents)
+        target.tip = _commit(repo, blobs, target.files, message, when, parents=parents)
         if branch_name is not None:
             repo.references.create(f"refs/heads/{branch_name}", target.tip, force=True)
         else:
@@ -194,6 +195,7 @@ def _apply(
 
 def _commit(
     repo: pygit2.Repository,
+    blobs: dict[bytes, pygit2.Oid],
     files: Mapping[str, tuple[bytes, int]],
     message: str,
     when: int,
@@ -201,10 +203,13 @@ def _commit(
     parents: list[pygit2.Oid],
 ) -> pygit2.Oid:
     # An in-memory index builds the tree without touching the work tree, so side branches
-    # need no checkout.
+    # need no checkout; `blobs` remembers written contents so a commit writes only new ones.
     index = pygit2.Index()
     for path, (content, mode) in sorted(files.items()):
-        index.add(pygit2.IndexEntry(path, repo.create_blob(content), mode))
+        blob = blobs.get(content)
+        if blob is None:
+            blob = blobs[content] = repo.create_blob(content)
+        index.add(pygit2.IndexEntry(path, blob, mode))
     tree = index.write_tree(repo)
     signature = pygit2.Signature(AUTHOR_NAME, AUTHOR_EMAIL, when, 0)
     return repo.create_commit(None, signature, signature, message, tree, parents)

@@ -343,6 +343,8 @@ def test_an_empty_repository_degrades_with_a_note(tmp_path: Path) -> None:
     only_root = index.refresh(_open(tmp_path))
     assert only_root.notes == (NOTE_NO_HISTORY,)
     assert only_root.commit_count == 0
+    head = _open(tmp_path).head_sha()
+    assert (tmp_path / ".impact_ls" / f"cochange-{head}.json").is_file()
 
 
 def test_a_detached_head_indexes_the_history_it_points_at(basic_repo: Path) -> None:

@@ -1,0 +1,188 @@
+"""Benchmark the co-change index: full build against ``git log``, and one-commit refresh.
+
+Usage::
+
+    python tests/benchmarks/bench_history.py REPO            # any git repository (bare is fine)
+    python tests/benchmarks/bench_history.py --synthetic 3000
+
+The repository is cloned into a temporary folder first, so nothing of it is modified. Reported:
+
+* build: CPU seconds of ``CoChangeIndex.build`` (no cache) over HEAD's first-parent history, and
+  of ``git log --first-parent --no-merges --name-only --no-renames`` over the same commits in the
+  same run (the child's CPU time); their ratio is the figure of merit;
+* cache: writing and reading the per-HEAD cache file;
+* refresh: wall and CPU milliseconds of ``refresh`` after one new commit (median of several),
+  including the write of its delta cache file; the target is 10 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from impact_ls.history.cochange import CoChangeIndex
+from impact_ls.history.plant import plant_history
+from impact_ls.history.repo import CommitKind, GitRepo
+
+REFRESH_ROUNDS = 7
+
+
+def _git(root: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=root, capture_output=True, text=True, check=True, env=env
+    ).stdout
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _git_log_cpu(root: Path) -> tuple[float, int]:
+    before = _children_cpu()
+    out = subprocess.run(
+        [
+            "git", "log", "--first-parent", "--no-merges", "--name-only", "--no-renames",
+            "--format=%x01%H%x00%ct%x00%B%x00",
+        ],
+        cwd=root, capture_output=True, check=True,
+    ).stdout
+    return _children_cpu() - before, out.count(b"\x01")
+
+
+def _synthetic(folder: Path, commits: int) -> Path:
+    """A project of 400 modules whose history couples modules in small random-looking groups."""
+    source = folder / "synthetic-source"
+    (source / "pkg").mkdir(parents=True)
+    modules = [f"pkg/mod_{n:03}.py" for n in range(400)]
+    for path in modules:
+        (source / path).write_text(f'"""Module {path}."""\n', encoding="utf-8")
+    words = ["login", "session", "token", "invoice", "billing", "cache", "parser", "retry"]
+    lines = []
+    state = 12345
+    for number in range(commits):
+        state = (state * 1103515245 + 12345) % 2**31
+        group = state % 40
+        size = 1 + state % 5
+        touched = sorted({modules[(group * 10 + k * 3 + number % 7) % 400] for k in range(size)})
+        day = 1_704_067_200 + 3600 * (number + 1)
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(day))
+        message = f"{words[state % 8]} {words[group % 8]} change {number}"
+        lines.append(
+            f"[[commit]]\nmessage = {json.dumps(message)}\ndate = \"{stamp}\"\n"
+            f"touch = {json.dumps(touched)}\n"
+        )
+    (source / "history.toml").write_text("\n".join(lines), encoding="utf-8")
+    root = plant_history(source, folder / "synthetic")
+    _git(root, "repack", "-adq")  # packed, as a cloned repository would be
+    return root
+
+
+def _add_commit(root: Path, number: int) -> None:
+    target = root / f"bench_touch_{number % 3}.py"
+    with target.open("a", encoding="utf-8") as handle:
+        handle.write(f"# bench {number}\n")
+    partner = root / "bench_partner.py"
+    with partner.open("a", encoding="utf-8") as handle:
+        handle.write(f"# bench {number}\n")
+    _git(root, "add", target.name, partner.name)
+    stamp = f"2099-01-01T00:{number:02}:00Z"
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+        "GIT_COMMITTER_NAME": "Bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+        "GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp,
+    }
+    _git(root, "commit", "-q", "-m", f"bench commit {number}", env=env)
+
+
+def _run(clone: Path, work: Path) -> dict[str, float | int | str]:
+    repo = GitRepo.discover(clone)
+    assert repo is not None
+    walked = list(repo.first_parent_history())
+    non_merge = sum(1 for fact in walked if fact.kind is not CommitKind.MERGE)
+
+    git_cpu, git_commits = _git_log_cpu(clone)
+    started = time.process_time()
+    index = CoChangeIndex.build(repo, cache_dir=None)
+    build_cpu = time.process_time() - started
+    git_cpu_again, _ = _git_log_cpu(clone)  # bracket the build so a warm cache favours neither
+    git_cpu = min(git_cpu, git_cpu_again)
+
+    cache = work / "cache"
+    started = time.perf_counter()
+    CoChangeIndex.build(repo, cache_dir=cache)
+    build_and_write = time.perf_counter() - started
+    started = time.perf_counter()
+    cached = CoChangeIndex.build(repo, cache_dir=cache)
+    load = time.perf_counter() - started
+    assert cached.mined_commits == 0
+
+    walls: list[float] = []
+    cpus: list[float] = []
+    current = cached
+    for number in range(REFRESH_ROUNDS):
+        _add_commit(clone, number)
+        fresh_repo = GitRepo.discover(clone)
+        assert fresh_repo is not None
+        wall, cpu = time.perf_counter(), time.process_time()
+        current = current.refresh(fresh_repo)
+        walls.append(time.perf_counter() - wall)
+        cpus.append(time.process_time() - cpu)
+        assert current.mined_commits == 1
+
+    query_started = time.perf_counter()
+    hot = max(index._store.postings, key=lambda fid: len(index._store.postings[fid]))
+    hot_path = index._store.paths[hot]
+    index.partners([hot_path], task_text="fix bug in parser", before=2**40)
+    query = time.perf_counter() - query_started
+
+    return {
+        "first_parent_commits": len(walked),
+        "non_merge_commits": non_merge,
+        "git_log_commits": git_commits,
+        "indexed_commits": index.commit_count,
+        "git_log_cpu_s": round(git_cpu, 4),
+        "build_cpu_s": round(build_cpu, 4),
+        "build_to_git_log_ratio": round(build_cpu / git_cpu, 2) if git_cpu else float("nan"),
+        "build_and_write_cache_s": round(build_and_write, 4),
+        "cache_load_s": round(load, 4),
+        "refresh_one_commit_ms_median": round(statistics.median(walls) * 1000, 2),
+        "refresh_one_commit_cpu_ms_median": round(statistics.median(cpus) * 1000, 2),
+        "query_hottest_file_ms": round(query * 1000, 2),
+        "hottest_file": hot_path,
+    }
+
+
+def main(argv: list[str]) -> int:
+    """Clone or generate the repository, measure, print one JSON object."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("repo", nargs="?", type=Path, help="a git repository to clone")
+    parser.add_argument("--synthetic", type=int, default=0, help="generate N commits instead")
+    args = parser.parse_args(argv)
+    if not args.repo and not args.synthetic:
+        parser.error("give a repository or --synthetic N")
+    with tempfile.TemporaryDirectory(prefix="bench-history-") as tmp:
+        work = Path(tmp)
+        if args.synthetic:
+            clone = _synthetic(work, args.synthetic)
+            source = f"synthetic ({args.synthetic} commits)"
+        else:
+            clone = work / "clone"
+            _git(work, "clone", "-q", str(args.repo.resolve()), str(clone))
+            source = str(args.repo)
+        result = {"repo": source, **_run(clone, work)}
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
