@@ -34,9 +34,7 @@ def tokenize(text: str) -> tuple[str, ...]:
             if len(word) >= MIN_TOKEN_CHARS:
                 tokens.append(word.lower())
             continue
-        tokens.extend(
-            part.lower() for part in _CAMEL.findall(word) if len(part) >= MIN_TOKEN_CHARS
-        )
+        tokens.extend(part.lower() for part in _CAMEL.findall(word) if len(part) >= MIN_TOKEN_CHARS)
     return tuple(tokens)
 
 

@@ -193,22 +193,26 @@ class CoChangeIndex:
             store, depth = cached
             logger.debug("co-change index for %s cached: %d commits", head, len(store.commits))
             return cls._make(
-                store, head=head, cache_dir=cache_dir, max_files=max_commit_files,
-                shallow=shallow, mined=0, depth=depth,
+                store,
+                head=head,
+                cache_dir=cache_dir,
+                max_files=max_commit_files,
+                shallow=shallow,
+                mined=0,
+                depth=depth,
             )
         started = time.perf_counter()
         facts = list(repo.first_parent_history())
-        store = _Store()
-        _append(store, reversed(facts), max_commit_files)
-        index = cls._make(
-            store, head=head, cache_dir=cache_dir, max_files=max_commit_files,
-            shallow=shallow, mined=len(facts), depth=0,
+        index = cls._mined(
+            facts, head=head, cache_dir=cache_dir, max_files=max_commit_files, shallow=shallow
         )
         logger.debug(
             "co-change index for %s mined: %d commits walked, %d kept, %.1f ms",
-            head, len(facts), index.commit_count, (time.perf_counter() - started) * 1000,
+            head,
+            len(facts),
+            index.commit_count,
+            (time.perf_counter() - started) * 1000,
         )
-        index._save(base=None, new=store.commits)
         return index
 
     def refresh(self, repo: GitRepo) -> CoChangeIndex:
@@ -228,32 +232,68 @@ class CoChangeIndex:
         if cached is not None:
             store, depth = cached
             return self._make(
-                store, head=head, cache_dir=self._cache_dir, max_files=self._max_files,
-                shallow=shallow, mined=0, depth=depth,
+                store,
+                head=head,
+                cache_dir=self._cache_dir,
+                max_files=self._max_files,
+                shallow=shallow,
+                mined=0,
+                depth=depth,
             )
         facts = list(repo.first_parent_history(stop_at=self.head))
         if not facts or facts[-1].parent != self.head:
             # HEAD did not grow from ours: the walk went to the root, which is a full build.
-            store = _Store()
-            _append(store, reversed(facts), self._max_files)
-            index = self._make(
-                store, head=head, cache_dir=self._cache_dir, max_files=self._max_files,
-                shallow=shallow, mined=len(facts), depth=0,
+            return self._mined(
+                facts,
+                head=head,
+                cache_dir=self._cache_dir,
+                max_files=self._max_files,
+                shallow=shallow,
             )
-            index._save(base=None, new=store.commits)
-            return index
         # Share the store when we are its newest view; a second refresh of an older view copies.
-        store = self._store if self._count == len(self._store.commits) else self._store.copy(
-            self._count
+        store = (
+            self._store
+            if self._count == len(self._store.commits)
+            else self._store.copy(self._count)
         )
         first_new = len(store.commits)
         _append(store, reversed(facts), self._max_files)
         index = self._make(
-            store, head=head, cache_dir=self._cache_dir, max_files=self._max_files,
-            shallow=shallow, mined=len(facts), depth=self._depth + 1,
+            store,
+            head=head,
+            cache_dir=self._cache_dir,
+            max_files=self._max_files,
+            shallow=shallow,
+            mined=len(facts),
+            depth=self._depth + 1,
         )
         logger.debug("co-change index refreshed to %s: %d new commits", head, len(facts))
         index._save(base=self.head, new=store.commits[first_new:])
+        return index
+
+    @classmethod
+    def _mined(
+        cls,
+        facts: Sequence[CommitFacts],
+        *,
+        head: str,
+        cache_dir: Path | None,
+        max_files: int,
+        shallow: bool,
+    ) -> CoChangeIndex:
+        """A new index of the whole history ``facts`` (newest first), written to the cache."""
+        store = _Store()
+        _append(store, reversed(facts), max_files)
+        index = cls._make(
+            store,
+            head=head,
+            cache_dir=cache_dir,
+            max_files=max_files,
+            shallow=shallow,
+            mined=len(facts),
+            depth=0,
+        )
+        index._save(base=None, new=store.commits)
         return index
 
     @classmethod
@@ -425,7 +465,7 @@ def _load(
 
 def _read(path: Path, head: str, max_files: int, shallow: bool) -> dict[str, Any] | None:
     try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
+        payload: Any = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
@@ -434,7 +474,8 @@ def _read(path: Path, head: str, max_files: int, shallow: bool) -> dict[str, Any
     if not _valid(payload, head, max_files, shallow):
         logger.info("co-change cache %s is corrupt or stale; rebuilding", path)
         return None
-    return payload
+    checked: dict[str, Any] = payload
+    return checked
 
 
 def _valid(payload: Any, head: str, max_files: int, shallow: bool) -> bool:

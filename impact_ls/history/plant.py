@@ -59,7 +59,7 @@ class _Branch:
     """A branch being planted: its tip, its files, and what changed since it forked from main."""
 
     tip: pygit2.Oid
-    files: dict[str, tuple[bytes, int]]
+    files: dict[str, tuple[bytes, FileMode]]
     changed: set[str] = field(default_factory=set)
 
 
@@ -151,26 +151,26 @@ def _ignore_history(source: Path) -> Any:
     return ignore
 
 
-def _snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
-    files: dict[str, tuple[bytes, int]] = {}
+def _snapshot(root: Path) -> dict[str, tuple[bytes, FileMode]]:
+    files: dict[str, tuple[bytes, FileMode]] = {}
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
         if rel.parts[0] == ".git" or not path.is_file():
             continue
         mode = FileMode.BLOB_EXECUTABLE if path.stat().st_mode & 0o111 else FileMode.BLOB
-        files[rel.as_posix()] = (path.read_bytes(), int(mode))
+        files[rel.as_posix()] = (path.read_bytes(), mode)
     return files
 
 
 def _apply(
-    files: dict[str, tuple[bytes, int]], entry: Mapping[str, Any], message: str, where: str
+    files: dict[str, tuple[bytes, FileMode]], entry: Mapping[str, Any], message: str, where: str
 ) -> set[str]:
     """Apply one commit's edits to ``files``; return the paths it changed."""
     touched: set[str] = set()
     line = "# " + " ".join(message.split()) + "\n"
     for raw in _strings(entry.get("touch", []), f"{where} touch"):
         path = _path(raw, where)
-        content, mode = files.get(path, (b"", int(FileMode.BLOB)))
+        content, mode = files.get(path, (b"", FileMode.BLOB))
         if content and not content.endswith(b"\n"):
             content += b"\n"
         files[path] = (content + line.encode("utf-8"), mode)
@@ -182,7 +182,7 @@ def _apply(
         if not isinstance(text, str):
             raise ValueError(f"{where}: write {raw!r} must be a string")
         path = _path(raw, where)
-        mode = files.get(path, (b"", int(FileMode.BLOB)))[1]
+        mode = files.get(path, (b"", FileMode.BLOB))[1]
         files[path] = (text.encode("utf-8"), mode)
         touched.add(path)
     for raw in _strings(entry.get("delete", []), f"{where} delete"):
@@ -196,7 +196,7 @@ def _apply(
 def _commit(
     repo: pygit2.Repository,
     blobs: dict[bytes, pygit2.Oid],
-    files: Mapping[str, tuple[bytes, int]],
+    files: Mapping[str, tuple[bytes, FileMode]],
     message: str,
     when: int,
     *,

@@ -14,6 +14,7 @@ first-parent walk ends at the shallow boundary (``CommitKind.BOUNDARY``).
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -22,7 +23,11 @@ import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, ReferenceType
 
 from impact_ls.errors import RevisionError
-from impact_ls.model import StrEnum
+
+if sys.version_info >= (3, 11):
+    from enum import StrEnum
+else:  # pragma: no cover - exercised only on 3.10
+    from impact_ls.model import StrEnum
 
 logger = logging.getLogger(__name__)
 
@@ -179,7 +184,8 @@ class GitRepo:
         if self._repo.head_is_unborn:
             return
         boundary = self._shallow_boundary()
-        oid: pygit2.Oid | None = self._repo.head.target
+        target = self._repo.head.target
+        oid = target if isinstance(target, pygit2.Oid) else None
         while oid is not None:
             sha = str(oid)
             if sha == stop_at:

@@ -178,9 +178,7 @@ def test_merges_and_side_branch_commits_are_skipped(plant: Plant) -> None:
     )
     index = _index(root)
     assert index.commit_count == 1
-    assert _pairs(index.partners(["hub.py"], task_text="", before=FAR_FUTURE)) == [
-        ("main.py", 1.0)
-    ]
+    assert _pairs(index.partners(["hub.py"], task_text="", before=FAR_FUTURE)) == [("main.py", 1.0)]
 
 
 def test_the_cache_of_a_head_is_reused(basic_repo: Path, tmp_path: Path) -> None:
@@ -242,9 +240,7 @@ def test_an_unwritable_cache_folder_is_bypassed(basic_repo: Path, tmp_path: Path
     blocker.write_text("", encoding="utf-8")
     index = _index(basic_repo, blocker / "cache")
     assert index.mined_commits == 7
-    assert _pairs(index.partners(["pkg/auth.py"], task_text="", before=FEBRUARY)) == (
-        AUTH_PARTNERS
-    )
+    assert _pairs(index.partners(["pkg/auth.py"], task_text="", before=FEBRUARY)) == (AUTH_PARTNERS)
 
 
 def _commit_one(root: Path) -> None:
