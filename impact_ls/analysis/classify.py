@@ -43,6 +43,25 @@ _COMPOUND = frozenset({"if_stmt", "while_stmt", "for_stmt", "try_stmt", "with_st
 _SKIP_LEAVES = frozenset({"newline", "endmarker"})
 _SIG_CHARS = 200
 _WHAT_CHARS = 120
+# decorators that write an ``__init__`` from the annotated class fields
+_DATACLASS_DECORATORS = frozenset(
+    {
+        "dataclass",
+        "dataclasses.dataclass",
+        "define",
+        "frozen",
+        "mutable",
+        "attrs.define",
+        "attrs.frozen",
+        "attrs.mutable",
+        "attr.s",
+        "attr.attrs",
+        "attr.define",
+        "attr.frozen",
+        "attr.mutable",
+        "attr.dataclass",
+    }
+)
 _UNPARSED_BODY = "body does not parse as Python; assuming it escapes"
 
 _DefKey = tuple[str, tuple[str, ...], str, int]
@@ -1091,7 +1110,113 @@ def _incomplete_def(ctx: _Context, definition: _Def) -> Change:
 
 def _init_params(facts: _Facts, cls: _Def) -> tuple[Param, ...] | None:
     init = facts.defs.get(("def", cls.inner, "__init__", 0))
-    return _signature(facts, init).params if init is not None else None
+    if init is not None:
+        return _signature(facts, init).params
+    generated = _generated_init(facts, cls)
+    return generated.params if generated is not None else None
+
+
+def _generated_init_change(ctx: _Context, before: _Def, after: _Def) -> Iterator[Change]:
+    """A dataclass whose fields changed has a new generated ``__init__``: a constructor change."""
+    old_init = _generated_init(ctx.old, before)
+    new_init = _generated_init(ctx.new, after)
+    if old_init is None or new_init is None or old_init.params == new_init.params:
+        return
+    node = new_init.node
+    assert isinstance(node, ast.ClassDef)
+    fields: list[ast.stmt] = [s for s in node.body if isinstance(s, ast.AnnAssign)] or [node]
+    start = min(stmt.lineno for stmt in fields)
+    end = max(stmt.end_lineno or stmt.lineno for stmt in fields)
+    yield ctx.change(
+        change_type=ChangeType.CONSTRUCTOR,
+        entity=ctx.qual((*after.inner, "__init__")),
+        line_range=ctx.lines.patched_range(start, end),
+        before_sig=old_init.text,
+        after_sig=new_init.text,
+        before_params=old_init.params,
+        after_params=new_init.params,
+        binds_first_param=True,
+        what=_clip(", ".join(_params_what(old_init, new_init)) or "fields changed", _WHAT_CHARS),
+    )
+
+
+def _flag(call: ast.Call, name: str) -> bool | None:
+    for keyword in call.keywords:
+        if keyword.arg == name and isinstance(keyword.value, ast.Constant):
+            return bool(keyword.value.value)
+    return None
+
+
+def _generated_init(facts: _Facts, cls: _Def) -> _Signature | None:
+    """The ``__init__`` a dataclass-style decorator writes from the class's own fields.
+
+    Only for a class without bases (inherited fields would come first and are not visible here)
+    and without its own ``__init__``.
+    """
+    if cls.kind != "class" or ("def", cls.inner, "__init__", 0) in facts.defs:
+        return None
+    node = _ast_of(facts, cls)
+    if not isinstance(node, ast.ClassDef) or node.bases:
+        return None
+    decorator = next(
+        (
+            d
+            for d in node.decorator_list
+            if ast.unparse(d.func if isinstance(d, ast.Call) else d) in _DATACLASS_DECORATORS
+        ),
+        None,
+    )
+    if decorator is None:
+        return None
+    if isinstance(decorator, ast.Call) and _flag(decorator, "init") is False:
+        return None
+    all_kw_only = isinstance(decorator, ast.Call) and bool(_flag(decorator, "kw_only"))
+    positional: list[tuple[Param, tuple[str, str, str], str]] = []
+    keyword_only: list[tuple[Param, tuple[str, str, str], str]] = []
+    for stmt in node.body:
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+            continue
+        annotation = ast.unparse(stmt.annotation)
+        if "ClassVar" in annotation:
+            continue
+        if annotation.rsplit(".", 1)[-1] == "KW_ONLY":
+            all_kw_only = True
+            continue
+        value = stmt.value
+        has_default = value is not None
+        kw_only = all_kw_only
+        if isinstance(value, ast.Call) and ast.unparse(value.func).rsplit(".", 1)[-1] in (
+            "field",
+            "attrib",
+            "ib",
+        ):
+            if _flag(value, "init") is False:
+                continue
+            kw_only = bool(_flag(value, "kw_only")) or kw_only
+            given = {k.arg for k in value.keywords}
+            has_default = bool(given & {"default", "default_factory", "factory"})
+        name = stmt.target.id
+        kind = ParamKind.KEYWORD_ONLY if kw_only else ParamKind.POSITIONAL_OR_KEYWORD
+        entry = (
+            Param(name=name, kind=kind, has_default=has_default),
+            (name, ast.dump(stmt.annotation), ast.dump(value) if value is not None else ""),
+            f"{name}: {annotation}" + (" = ..." if has_default else ""),
+        )
+        (keyword_only if kw_only else positional).append(entry)
+    rendered = ["self", *(e[2] for e in positional)]
+    if keyword_only:
+        rendered += ["*", *(e[2] for e in keyword_only)]
+    entries = [*positional, *keyword_only]
+    return _Signature(
+        text=_clip(f"def __init__({', '.join(rendered)}):", _SIG_CHARS),
+        key=tuple(rendered),
+        params=(Param(name="self"), *(e[0] for e in entries)),
+        details=(("self", "", ""), *(e[1] for e in entries)),
+        returns="",
+        decorators=(),
+        is_async=False,
+        node=node,
+    )
 
 
 def _modified(ctx: _Context, before: _Def, after: _Def) -> Iterator[Change]:
@@ -1111,6 +1236,7 @@ def _modified(ctx: _Context, before: _Def, after: _Def) -> Iterator[Change]:
                 binds_first_param=True,
                 what=_class_what(old_sig, new_sig),
             )
+        yield from _generated_init_change(ctx, before, after)
         return
     span = ctx.lines.patched_range(after.start, after.end)
     common = {

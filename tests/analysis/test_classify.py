@@ -328,6 +328,53 @@ def test_signature_what_phrases() -> None:
     assert what("def helper(a, b=1):", "def helper(a, b=1) -> int:") == "return annotation changed"
 
 
+def test_dataclass_field_change_is_a_constructor_change_of_the_generated_init() -> None:
+    before = textwrap.dedent(
+        """\
+        from dataclasses import dataclass, field
+
+
+        @dataclass(frozen=True)
+        class Config:
+            host: str
+            port: int = 80
+            tags: list[str] = field(default_factory=list)
+            LIMIT: ClassVar[int] = 3
+        """
+    )
+    after = before.replace("    host: str\n", "    host: str\n    user: str\n")
+    changes = classify_changes(file=FILE, module=MODULE, before=before, after=after)
+    assert _kinds(changes) == [
+        ("constructor", "pkg.auth.Config.__init__", (6, 10)),
+        ("add", "pkg.auth.Config.user", (7, 7)),
+    ]
+    constructor = changes[0]
+    assert constructor.before_sig == (
+        "def __init__(self, host: str, port: int = ..., tags: list[str] = ...):"
+    )
+    assert constructor.after_params == (
+        _p("self"),
+        _p("host"),
+        _p("user"),
+        _p("port", default=True),
+        _p("tags", default=True),
+    )
+    assert constructor.what == "added param user"
+    kw_only = before.replace("@dataclass(frozen=True)", "@dataclass(kw_only=True)")
+    decl, init = classify_changes(file=FILE, module=MODULE, before=before, after=kw_only)
+    assert (decl.change_type, decl.what) == (
+        ChangeType.CLASS_DECL,
+        "added decorator @dataclass(kw_only=True), removed decorator @dataclass(frozen=True)",
+    )
+    assert init.change_type is ChangeType.CONSTRUCTOR
+    assert init.after_sig == (
+        "def __init__(self, *, host: str, port: int = ..., tags: list[str] = ...):"
+    )
+    assert init.what == (
+        "param host now keyword-only, param port now keyword-only, param tags now keyword-only"
+    )
+
+
 def test_nested_functions_get_their_own_entity() -> None:
     before = "def outer(x):\n    def inner(y):\n        return y\n    return inner(x)\n"
     after = "def outer(x):\n    def inner(y):\n        return y + 1\n    return inner(x)\n"
