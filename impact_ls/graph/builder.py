@@ -25,6 +25,7 @@ from impact_ls.graph.resolve import (
     file_dynamic,
     file_nodes,
     index_file,
+    interface_of,
     resolve_file,
 )
 from impact_ls.model import NodeKind, QualName
@@ -131,10 +132,13 @@ class GraphBuilder:
         """Add or replace one file's facts; re-resolve it and the files that read what changed."""
         file = facts.file
         old = self._facts.get(file)
+        old_info = self._infos.get(file)
         keys = self._unindex(old) if old is not None else set()
         self._facts[file] = facts
         keys |= self._index(facts)
         info = self._infos[file]
+        if old_info is not None and interface_of(old_info) == interface_of(info):
+            keys = set()  # nothing another file can read has changed: re-resolve this one only
         self._graph.replace_file(file, file_nodes(info), [], file_dynamic(info))
         self._reresolve(keys, also=(file,))
 

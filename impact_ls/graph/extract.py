@@ -282,6 +282,33 @@ def _param_names(node: ast.expr) -> list[str]:
 
 # --------------------------------------------------------------------------- the walk
 
+# fields that never hold child nodes; skipping them makes the generic walk much cheaper
+_LEAF_FIELDS = frozenset(
+    {
+        "ctx",
+        "id",
+        "attr",
+        "name",
+        "arg",
+        "op",
+        "kind",
+        "type_comment",
+        "level",
+        "module",
+        "conversion",
+        "is_async",
+        "names",
+        "asname",
+    }
+)
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(kind: type) -> tuple[str, ...]:
+    names = tuple(f for f in getattr(kind, "_fields", ()) if f not in _LEAF_FIELDS)
+    _CHILD_FIELDS[kind] = names
+    return names
+
 
 class _Scope:
     """Per-definition state while its body is walked."""
@@ -382,12 +409,24 @@ class _Walker:
         self.scopes.pop()
 
     def visit(self, node: ast.AST) -> None:
-        handler = self._dispatch.get(type(node))
+        kind = type(node)
+        handler = self._dispatch.get(kind)
         if handler is not None:
             handler(node)
             return
-        for child in ast.iter_child_nodes(node):
-            self.visit(child)
+        names = _CHILD_FIELDS.get(kind)
+        if names is None:
+            names = _child_fields(kind)
+        for name in names:
+            value = getattr(node, name, None)
+            if value is None:
+                continue
+            if type(value) is list:
+                for child in value:
+                    if isinstance(child, ast.AST):
+                        self.visit(child)
+            elif isinstance(value, ast.AST):
+                self.visit(value)
 
     def visit_all(self, nodes: list[Any]) -> None:
         for node in nodes:
@@ -434,6 +473,16 @@ class _Walker:
             if chain[0] in scope.bound:
                 return chain
         return chain
+
+    def _is_self_name(self, name: str) -> bool:
+        for scope in reversed(self.scopes):
+            if scope.is_class or not scope.is_function:
+                return False
+            if scope.self_name is not None:
+                return name == scope.self_name
+            if name in scope.bound:
+                return False
+        return False
 
     def _enclosing_class(self) -> _Scope | None:
         for scope in reversed(self.scopes):
@@ -853,10 +902,10 @@ class _Walker:
                     self.all_names = names
                     for elt in value.elts:  # type: ignore[union-attr]
                         self.skip_strings.add(id(elt))
-            type_chain = self._value_type(value, annotated)
+            type_chain, alias = self._value_type(value, annotated)
             if type_chain:
                 self.assigns.append(
-                    [scope.qualname, (target.id,), span, type_chain, annotated is not None]
+                    [scope.qualname, (target.id,), span, type_chain, annotated is not None, alias]
                 )
             if scope.is_class:
                 scope.attributes.append(target.id)
@@ -882,22 +931,28 @@ class _Walker:
             row = [scope.qualname, chain, _span(target), AccessKind.WRITE, False]
             self._pend(row)
             self.accesses.append(row)
-            type_chain = self._value_type(value, annotated)
+            type_chain, alias = self._value_type(value, annotated)
             if type_chain and len(chain) == 2:
                 self.assigns.append(
-                    [scope.qualname, chain, span, type_chain, annotated is not None]
+                    [scope.qualname, chain, span, type_chain, annotated is not None, alias]
                 )
             return
         self.visit(target)
 
-    def _value_type(self, value: ast.expr | None, annotated: ast.expr | None) -> Chain:
+    def _value_type(self, value: ast.expr | None, annotated: ast.expr | None) -> tuple[Chain, bool]:
+        """What gives a binding its type: ``(annotation or called chain, False)`` or
+        ``(aliased chain, True)`` for ``x = y`` / ``self.repo = repo``."""
         if annotated is not None:
-            return _main_type(annotated)
+            return _main_type(annotated), False
         if isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)):
             chain = chain_of(value.func)
             if UNKNOWN not in chain and SUPER not in chain:
-                return chain
-        return ()
+                return self._rewrite_self(chain), False
+        elif isinstance(value, (ast.Name, ast.Attribute)):
+            chain = chain_of(value)
+            if UNKNOWN not in chain and SUPER not in chain and CALL not in chain:
+                return self._rewrite_self(chain), True
+        return (), False
 
     # ------------------------------------------------------------------ expressions
 
@@ -955,8 +1010,13 @@ class _Walker:
         self.accesses.append(row)
 
     def _visit_name(self, node: ast.Name) -> None:
-        if isinstance(node.ctx, ast.Load):
-            self._visit_name_load(node.id, _span(node))
+        if type(node.ctx) is ast.Load:
+            name = node.id
+            if name in _BUILTINS and name not in self.constant_set and name not in self.scope.bound:
+                return  # a builtin (unless the module rebinds it): nothing to point at
+            if self.scope.is_function and self._is_self_name(name):
+                return  # the method's own ``self``/``cls``
+            self._visit_name_load(name, _span(node))
         else:
             self._bind(node.id)
 
@@ -1061,7 +1121,7 @@ class _Walker:
                 AccessFact(scope=r[0], chain=chain, access=r[3], span=r[2], head_local=r[4])
             )
         assigns = tuple(
-            AssignFact(scope=r[0], target=r[1], value=r[3], span=r[2], annotated=r[4])
+            AssignFact(scope=r[0], target=r[1], value=r[3], span=r[2], annotated=r[4], alias=r[5])
             for r in self.assigns
         )
         defs = sorted(self.defs, key=lambda d: (d.span.line, d.span.col, d.qualname))

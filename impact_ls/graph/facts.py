@@ -162,8 +162,9 @@ class ImportFact:
 class AssignFact:
     """A binding that gives a local, global, class attribute or ``self.x`` a known type.
 
-    ``value`` is the chain of the called constructor (``x = Cls()`` → ``("Cls",)``) when
-    ``annotated`` is false, or the annotated class (``x: Cls``) when it is true.
+    ``value`` is the chain of the called constructor (``x = Cls()`` → ``("Cls",)``), or the
+    annotated class when ``annotated`` (``x: Cls``), or the aliased expression when ``alias``
+    (``self.repo = repo`` → ``("repo",)``: the binding has whatever type ``repo`` has there).
     """
 
     scope: str
@@ -171,6 +172,7 @@ class AssignFact:
     value: Chain
     span: Span
     annotated: bool = False
+    alias: bool = False
 
 
 @dataclass(**_FROZEN)

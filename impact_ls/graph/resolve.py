@@ -122,6 +122,60 @@ def index_file(facts: FileFacts) -> FileInfo:
     return info
 
 
+def interface_of(info: FileInfo) -> tuple[object, ...]:
+    """Everything another file's resolution can read from this one, spans left out.
+
+    Two versions of a file with equal interfaces resolve every other file identically, so an
+    edit inside a function body (the common keystroke) re-resolves only the edited file.
+    Fixture bodies are part of the interface: tests elsewhere get ``tests`` edges through them.
+    """
+    facts = info.facts
+    fixture_scopes = {d.qualname for d in facts.definitions if d.fixture is not None}
+    defs = tuple(
+        (
+            d.qualname,
+            d.kind.value,
+            d.in_class,
+            d.bases,
+            d.returns,
+            d.attributes,
+            d.param_types,
+            d.fixture,
+            tuple(r.name for r in d.requests),
+        )
+        for d in facts.definitions
+    )
+    imports = tuple(
+        (i.scope, i.module, i.level, i.name, i.asname, i.type_checking)
+        for i in facts.imports
+        if not i.scope or i.scope in fixture_scopes
+    )
+    class_scopes = {d.qualname for d in facts.definitions if d.kind is NodeKind.CLASS}
+    assigns = tuple(
+        (a.scope, a.target, a.value, a.annotated, a.span.line if a.scope in fixture_scopes else 0)
+        for a in facts.assigns
+        if not a.scope
+        or a.scope in class_scopes
+        or a.target[0] == "self"
+        or a.scope in fixture_scopes
+    )
+    fixture_calls = tuple(
+        (c.scope, c.callee, c.head_local, c.span.line)
+        for c in facts.calls
+        if c.scope in fixture_scopes
+    )
+    return (
+        facts.module,
+        facts.is_package,
+        facts.all_names,
+        facts.constants,
+        defs,
+        imports,
+        assigns,
+        fixture_calls,
+    )
+
+
 # --------------------------------------------------------------------------- project view
 
 
@@ -262,6 +316,7 @@ class _Resolver:
         self._mro: dict[QualName, list[_Val]] = {}
         self._symbols: dict[tuple[str, str], _Val] = {}
         self._fixture_calls: dict[tuple[str, str], list[Edge]] = {}
+        self._evaluating: set[tuple[str, str, Chain, int]] = set()
 
     # ------------------------------------------------------------------ driver
 
@@ -571,9 +626,30 @@ class _Resolver:
             for row in rows:
                 if row.span.line <= line:
                     chosen = row
-        ctx_scope = scope
-        val = self._global_chain(info, chosen.value, _outer_scope(info, ctx_scope))
+        key = (info.facts.file, scope, target, chosen.span.line)
+        if key in self._evaluating or len(self._evaluating) > _MAX_DEPTH:
+            return None  # ``self.a = self.a`` and friends
+        self._evaluating.add(key)
+        try:
+            val = self._eval(info, scope, chosen.value, chosen.span.line - 1)
+        finally:
+            self._evaluating.discard(key)
+        if chosen.alias:
+            return None if val.kind in _UNTYPED else val
         return self._instance_of(info, val, annotated=chosen.annotated)
+
+    def _eval(self, info: FileInfo, scope: str, chain: Chain, line: int) -> _Val:
+        """Evaluate a chain in ``scope`` as of ``line``: locals first, then module globals."""
+        head = chain[0]
+        if head in ("self", "cls", SUPER):
+            val = self._head(info, scope, head, False, line)
+        else:
+            val = self._head(info, scope, head, True, line) if scope else _UNKNOWN_V
+            if val.kind == _K.UNKNOWN:
+                val = self._global_chain(info, chain[:1], _outer_scope(info, scope))
+        for part in chain[1:]:
+            val = self._called(val) if part == CALL else self._step(val, part)
+        return val
 
     def _instance_of(self, info: FileInfo, val: _Val, *, annotated: bool) -> _Val | None:
         if val.kind == _K.CLASS:
@@ -797,25 +873,31 @@ class _Resolver:
                             edge.span,
                             name_matched=edge.name_matched,
                         )
+            where = (info, d.parent if d.in_class else "")
             for request in d.requests:
-                found = self._find_fixture(info, d, request.name)
+                found = self._find_fixture(where, d, request.name)
                 if found is None:
                     continue
                 fx_info, fx = found
                 fx_qual = fx_info.qual(fx.qualname)
                 self._add(EdgeKind.FIXTURE, source, fx_qual, request.span)
                 if d.kind is NodeKind.TEST:
-                    self._tests_through(source, fx_info, fx, request, seen)
+                    self._tests_through(source, where, fx_info, fx, request, seen)
 
     def _tests_through(
         self,
         test: QualName,
+        where: tuple[FileInfo, str],
         fx_info: FileInfo,
         fx: DefFact,
         request: Request,
         seen: set[QualName],
     ) -> None:
-        """``tests`` edges from a test to what a requested fixture (and its fixtures) call."""
+        """``tests`` edges from a test to what a requested fixture (and its fixtures) call.
+
+        Fixtures requested by fixtures are looked up from the test's location, as pytest does,
+        so a ``conftest.py`` nearer the test overrides the one beside the fixture.
+        """
         stack = [(fx_info, fx)]
         visited: set[QualName] = set()
         while stack:
@@ -835,7 +917,7 @@ class _Resolver:
                         name_matched=edge.name_matched,
                     )
             for sub in cur.requests:
-                found = self._find_fixture(cur_info, cur, sub.name)
+                found = self._find_fixture(where, cur, sub.name)
                 if found is not None:
                     stack.append(found)
 
@@ -856,37 +938,41 @@ class _Resolver:
         return out
 
     def _find_fixture(
-        self, info: FileInfo, requester: DefFact, name: str
+        self,
+        where: tuple[FileInfo, str],
+        requester: DefFact,
+        name: str,
     ) -> tuple[FileInfo, DefFact] | None:
-        """pytest's lookup: the class, the module, then ``conftest.py`` up the folders.
+        """pytest's lookup of ``name`` as seen from ``where`` (a file and a class, or ``""``).
 
-        A fixture that requests its own name gets the one it overrides: the search starts
-        above the level that defines it.
+        Innermost first: the class, the module (incl. imported fixtures), then ``conftest.py``
+        up the folders. A fixture requesting its own name gets the next one outward.
         """
-        overriding = requester.fixture is not None and requester.fixture.name == name
-        own_level = (info.facts.file, requester.parent)
-        passed = not overriding
+        info, klass = where
         levels: list[tuple[FileInfo, str]] = []
-        if requester.in_class:
-            levels.append((info, requester.parent))
+        if klass:
+            levels.append((info, klass))
         levels.append((info, ""))
-        folder = info.facts.file.rpartition("/")[0]
-        for f in _ancestors(folder):
-            conftest = self.project.conftest(f)
+        for folder in _ancestors(info.facts.file.rpartition("/")[0]):
+            conftest = self.project.conftest(folder)
             if conftest is not None and conftest is not info:
                 levels.append((conftest, ""))
+        candidates: list[tuple[FileInfo, DefFact]] = []
         for level_info, parent in levels:
-            if not passed:
-                if (level_info.facts.file, parent) == own_level:
-                    passed = True
-                continue
             found = level_info.fixtures.get((parent, name))
             if found:
-                return level_info, found[0]
-            if not parent:
+                candidates.append((level_info, found[0]))
+            elif not parent:
                 imported = self._imported_fixture(level_info, name)
-                if imported is not None and imported[1] is not requester:
-                    return imported
+                if imported is not None:
+                    candidates.append(imported)
+        if requester.fixture is not None and requester.fixture.name == name:
+            for i, (_, d) in enumerate(candidates):
+                if d is requester:
+                    return candidates[i + 1] if i + 1 < len(candidates) else None
+        for candidate in candidates:
+            if candidate[1] is not requester:
+                return candidate
         return None
 
     def _imported_fixture(self, info: FileInfo, name: str) -> tuple[FileInfo, DefFact] | None:
