@@ -33,7 +33,6 @@ else:  # pragma: no cover - exercised only on 3.10
 QualName = NewType("QualName", str)
 TestId = NewType("TestId", str)
 
-_FROZEN = {"frozen": True, "slots": True, "kw_only": True}
 
 
 # --------------------------------------------------------------------------- graph
@@ -70,7 +69,7 @@ class ParamKind(StrEnum):
     VAR_KEYWORD = "var-keyword"
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Span:
     """A source range: 1-based lines, 0-based columns, end exclusive (as ``ast`` reports them)."""
 
@@ -84,7 +83,7 @@ class Span:
         return ((self.line, self.col), (self.end_line or self.line, self.end_col))
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Param:
     """One parameter of a callable, enough to bind a call site against it."""
 
@@ -93,7 +92,7 @@ class Param:
     has_default: bool = False
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ArgShape:
     """The shape of a call site's arguments: what binding needs, nothing of their values."""
 
@@ -108,7 +107,7 @@ class ArgShape:
         return not (self.star or self.double_star)
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Node:
     """A definition in the code graph."""
 
@@ -138,7 +137,7 @@ class Node:
         return "staticmethod" not in self.decorators
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Edge:
     """A dependency from ``source`` to ``target`` with the file:line evidence that proves it."""
 
@@ -161,7 +160,7 @@ class DynamicKind(StrEnum):
     STRING_LITERAL = "string literal"
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DynamicRef:
     """A reference static analysis cannot follow: a name reached through a string or a hook."""
 
@@ -215,7 +214,7 @@ class Relation(StrEnum):
     TESTED_BY = "TestedBy"
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Change:
     """One atomic change between the baseline and the current text of a file."""
 
@@ -239,7 +238,7 @@ class Change:
         return self.entity.rsplit(".", 1)[-1]
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Site:
     """Where a member touches what changed: a call, a reference, an import."""
 
@@ -250,7 +249,7 @@ class Site:
     relation: Relation | None = None  # the relation whose edge this site evidences
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Member:
     """An entity reached by the reverse walk from one change."""
 
@@ -271,7 +270,7 @@ class Bucket(StrEnum):
     LOW_RISK = "low_risk"
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Break:
     """A binding failure proved by ``binding.py``: why a site no longer works."""
 
@@ -279,7 +278,7 @@ class Break:
     detail: str
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TriageEntry:
     """One site in the blast radius with its bucket's evidence."""
 
@@ -300,14 +299,14 @@ class TriageEntry:
     via: QualName | None = None  # the walk predecessor (the seed at distance 1)
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Triage:
     must_inspect: tuple[TriageEntry, ...] = ()
     may_impact: tuple[TriageEntry, ...] = ()
     low_risk: tuple[TriageEntry, ...] = ()
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Batch:
     batch_id: int
     members: tuple[QualName, ...]
@@ -318,7 +317,7 @@ class Batch:
         return len(self.members)
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TestHit:
     __test__ = False  # not a pytest class, despite the name
 
@@ -327,13 +326,13 @@ class TestHit:
     conf: float
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CoChange:
     file: str
     score: float
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Unanalyzable:
     file: str
     line: int
@@ -343,7 +342,7 @@ class Unanalyzable:
     seed: QualName | None = None  # the changed entity whose name this channel may serve
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DagNode:
     entity: QualName
     kind: str
@@ -353,27 +352,27 @@ class DagNode:
     batch_id: int | None
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DagEdge:
     source: QualName
     target: QualName
     cause: str
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Dag:
     nodes: tuple[DagNode, ...] = ()
     edges: tuple[DagEdge, ...] = ()
     truncated: bool = False
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class NextEdit:
     entity: QualName
     reason: str
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class NextEdits:
     """The LLM's ordered next edits, or the failure marker with the batch-order fallback."""
 
@@ -383,13 +382,13 @@ class NextEdits:
     source: str = "batch_order"
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class NextAction:
     action: str
     reason: str
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Audit:
     verified: str = ""
     heuristic: str = ""
@@ -397,7 +396,7 @@ class Audit:
     notes: tuple[str, ...] = ()
 
 
-@dataclass(**_FROZEN)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Report:
     """The one result of an analysis; ``report/`` renders it as text, JSON or SARIF."""
 
