@@ -1464,14 +1464,21 @@ def _compare_residual(ctx: _Context) -> Iterator[Change]:
                 what="does not parse yet",
             )
             continue
-        trivial = all(s.trivial for s in (*added, *removed))
+        changed = (*added, *removed)
+        trivial = all(s.trivial for s in changed)
         level = "module" if not path else "class"
+        if not trivial:
+            reason = f"{level}-level statement changed"
+        elif all(s.node.type in ("string", "strings", "fstring") for s in changed):
+            reason = DOCSTRING_ONLY
+        else:
+            reason = "only no-op statements changed"
         yield ctx.change(
             change_type=ChangeType.METHOD_BODY,
             entity=entity,
             line_range=_residual_span(ctx, added, removed),
             escapes=not trivial,
-            escape_reason=DOCSTRING_ONLY if trivial else f"{level}-level statement changed",
+            escape_reason=reason,
             what=f"{level}-level code changed",
         )
 

@@ -15,9 +15,10 @@ A change escapes iff a changed unit (or a statement fed by a local that a change
 writes a parameter (``p = …``, augmented, walrus), writes an attribute or item of ``self``/a
 parameter or of a module-level name, writes a ``global``/``nonlocal`` name, changes a
 ``return``/``yield`` (added and removed ones included), raises, mutates a parameter or a
-module-level object through a known mutator method, or calls something on a parameter for its
-side effects. Everything else is "only local temporaries changed". Aliasing (``d = self; d.x =
-1``) is not followed: the interprocedural points-to analysis is deferred (spec §2 row 11).
+module-level object through a known mutator method (``items.append``), or calls a method of a
+parameter for its side effects (``self.save()``). Everything else is "only local temporaries
+changed". Aliasing (``d = self; d.x = 1``) is not followed: the interprocedural points-to
+analysis is deferred (spec §2 row 11).
 """
 
 from __future__ import annotations
@@ -358,12 +359,9 @@ def _call_reason(call: ast.Call, scope: _Scope, *, statement: bool) -> str | Non
         root = _root(func.value)
         if func.attr in _MUTATORS and _visible(root, scope):
             return f"mutates {_text(func.value)} via .{func.attr}()"
-        if statement and root in scope.params:
+        # ``self.save()`` called for its effect may write self; ``self.log.info(…)`` is noise
+        if statement and isinstance(func.value, ast.Name) and func.value.id in scope.params:
             return f"calls {_text(func)}() for its side effects"
-    if statement:
-        for arg in (*call.args, *(k.value for k in call.keywords)):
-            if isinstance(arg, ast.Name) and arg.id in scope.params:
-                return f"passes parameter {arg.id} to {_text(func)}()"
     return None
 
 

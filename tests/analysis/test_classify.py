@@ -636,3 +636,15 @@ def test_classifier_never_touches_the_llm_client() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "method-signature"
+
+
+def test_side_effect_calls_on_parameters_escape_but_logging_does_not() -> None:
+    assert _gate("x = 1\n", "x = 1\nself.save()\n") == (
+        True,
+        "calls self.save() for its side effects",
+    )
+    assert _gate("x = 1\n", "x = 1\nself.log.info(p)\n") == (
+        False,
+        "only local temporaries changed",
+    )
+    assert _gate("x = 1\n", "x = 1\nraise ValueError(p)\n") == (True, "raised exception changed")
