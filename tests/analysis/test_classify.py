@@ -406,6 +406,31 @@ def test_same_named_definitions_match_by_occurrence() -> None:
     )
 
 
+def test_moved_function_is_no_change() -> None:
+    block = "def helper(a, b=1):\n    total = a + b\n    print(total)\n    return a\n"
+    start = BASE.index("class LoginService")
+    after = BASE.replace(block, "").rstrip("\n") + "\n"
+    after = after[:start] + block + "\n\n" + after[start:]
+    assert after != BASE
+    assert _classify(after) == ()
+
+
+def test_type_checking_import_removal_is_an_import_change() -> None:
+    before = (
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from pkg.db import Session\n"
+    )
+    after = "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    pass\n"
+    changes = classify_changes(file=FILE, module=MODULE, before=before, after=after)
+    assert [(c.change_type.value, c.entity, c.line_range, c.removed_names) for c in changes] == [
+        ("import", "pkg.auth", (4, 4), ("pkg.db.Session as Session",)),
+        ("method-body", "pkg.auth", (4, 4), ()),
+    ]
+    assert (changes[1].escapes, changes[1].escape_reason) == (
+        False,
+        "only no-op statements changed",
+    )
+
+
 def test_formatting_and_comment_changes_are_no_change() -> None:
     after = _edit("def helper(a, b=1):", "def helper(a,  b = 1):  # tidy")
     after = _edit(
@@ -618,10 +643,12 @@ def test_classifier_never_touches_the_llm_client() -> None:
             def __getattr__(self, name):
                 raise AssertionError(f"classifier touched the LLM client: {self.__name__}.{name}")
 
-        for name in ("httpx", "impact_ls.analysis.nextedit"):
-            sys.modules[name] = Probe(name)
-
         from impact_ls.analysis.classify import classify_changes
+
+        llm = ("httpx", "impact_ls.analysis.nextedit")
+        assert not [name for name in llm if name in sys.modules], "classify imported an LLM client"
+        for name in llm:
+            sys.modules[name] = Probe(name)
 
         changes = classify_changes(
             file="a.py", module="a",
