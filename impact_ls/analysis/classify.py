@@ -1055,7 +1055,9 @@ def _compare_defs(ctx: _Context) -> Iterator[Change]:
             yield _deleted(ctx, before)
         elif before is not None and after is not None:
             if key in old_taint or key in new_taint:
-                if _norm(before.core) != _norm(after.core) or before.decorators != after.decorators:
+                old_decorators = [_norm(d) for d in before.decorators]
+                new_decorators = [_norm(d) for d in after.decorators]
+                if _norm(before.core) != _norm(after.core) or old_decorators != new_decorators:
                     yield _incomplete_def(ctx, after)
                 continue
             yield from _modified(ctx, before, after)

@@ -675,3 +675,9 @@ def test_side_effect_calls_on_parameters_escape_but_logging_does_not() -> None:
         "only local temporaries changed",
     )
     assert _gate("x = 1\n", "x = 1\nraise ValueError(p)\n") == (True, "raised exception changed")
+
+
+def test_broken_baseline_decorated_definition_unchanged_is_no_change() -> None:
+    before = "@cache\ndef f(a):\n    return a +\n\n\nX = 1\n"
+    after = "@cache\ndef f(a):\n    return a +\n\n\nX = 2\n"
+    assert _kinds(_classify(after, before=before)) == [("field", "pkg.auth.X", (6, 6))]
