@@ -78,6 +78,7 @@ class GraphBuilder:
         self._reads: dict[str, frozenset[_Key]] = {}
         self._readers: dict[_Key, set[str]] = defaultdict(set)
         self._roots: tuple[str, ...] = ("",)
+        self._last_resolved: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------ reading
 
@@ -93,6 +94,11 @@ class GraphBuilder:
     def files(self) -> list[str]:
         """Every file with facts, sorted."""
         return sorted(self._facts)
+
+    @property
+    def last_resolved(self) -> tuple[str, ...]:
+        """The files whose edges the last change re-resolved, sorted (for stats and tests)."""
+        return self._last_resolved
 
     @property
     def roots(self) -> tuple[str, ...]:
@@ -115,6 +121,7 @@ class GraphBuilder:
             self._graph.replace_file(file, file_nodes(info), [], file_dynamic(info))
         for file in sorted(self._facts):
             self._resolve(file)
+        self._last_resolved = tuple(sorted(self._facts))
         logger.debug("graph loaded: %s", self._graph.stats())
 
     # ------------------------------------------------------------------ incremental
@@ -238,6 +245,7 @@ class GraphBuilder:
         affected &= set(self._facts)
         for file in sorted(affected):
             self._resolve(file)
+        self._last_resolved = tuple(sorted(affected))
         logger.debug("re-resolved %d file(s)", len(affected))
 
     def _resolve(self, file: str) -> None:

@@ -398,9 +398,9 @@ class _Resolver:
                 continue
             if imp.name is None and not imp.asname:
                 # ``import a.b.c`` binds ``a`` but depends on ``a.b.c``
-                full = self._absolute(info, imp)
-                if full and self._module_exists(full):
-                    target = _Val(_K.MODULE, full)
+                full = self._module_value(self._absolute(info, imp))
+                if full.kind != _K.EXTERNAL:
+                    target = full
             if imp.type_checking:
                 kind = EdgeKind.TYPE_REF
             elif self._reexports(facts, imp):
@@ -460,16 +460,19 @@ class _Resolver:
         return ".".join(base)
 
     def _import_value(self, info: FileInfo, imp: ImportFact) -> _Val:
-        module = self._absolute(info, imp)
-        if not module:
-            return _EXTERNAL_V
-        if imp.name is None:
-            name = module if imp.asname else module.split(".", 1)[0]
-            return _Val(_K.MODULE, name) if self._module_exists(name) else _EXTERNAL_V
-        return self._symbol(module, imp.name, 0)
+        return self._import_symbol(info, imp, 0)
 
     def _module_exists(self, module: str) -> bool:
         return self.project.info_of_module(module) is not None or self.project.is_namespace(module)
+
+    def _module_value(self, module: str) -> _Val:
+        """A module by name: ours, a missing one of our packages (dangling), or a library's."""
+        if self._module_exists(module):
+            return _Val(_K.MODULE, module)
+        if "." in module and self._module_exists(module.split(".", 1)[0]):
+            parent, _, last = module.rpartition(".")
+            return _Val(_K.DANGLING, parent, last)
+        return _EXTERNAL_V
 
     # ------------------------------------------------------------------ symbols
 
@@ -494,6 +497,8 @@ class _Resolver:
                 if self._module_exists(sub):
                     return _Val(_K.MODULE, sub)
                 return _Val(_K.DANGLING, module, name)
+            if "." in module and self._module_exists(module.split(".", 1)[0]):
+                return _Val(_K.DANGLING, module, name)  # a module of ours that is gone
             return _EXTERNAL_V
         d = target.top.get(name)
         if d is not None:
@@ -522,8 +527,7 @@ class _Resolver:
         if not module:
             return _EXTERNAL_V
         if imp.name is None:
-            name = module if imp.asname else module.split(".", 1)[0]
-            return _Val(_K.MODULE, name) if self._module_exists(name) else _EXTERNAL_V
+            return self._module_value(module if imp.asname else module.split(".", 1)[0])
         return self._symbol(module, imp.name, depth + 1)
 
     # ------------------------------------------------------------------ classes
@@ -735,6 +739,9 @@ class _Resolver:
             return self._step(val.of, attr)
         if kind == _K.FIELD and val.of is None:
             return _UNKNOWN_V
+        if kind == _K.DANGLING and "." not in val.local:
+            # below a missing module-level name (a deleted module or class) all is missing too
+            return _Val(_K.DANGLING, val.module, f"{val.local}.{attr}")
         if kind == _K.EXTERNAL:
             return _EXTERNAL_V
         return _UNKNOWN_V
@@ -789,7 +796,10 @@ class _Resolver:
             name = chain[-1]
             if name == CALL:
                 return out
-            if receiver.kind in _UNTYPED or (receiver.kind == _K.FIELD and receiver.of is None):
+            missing_global = receiver.kind == _K.DANGLING and "." not in receiver.local
+            if (receiver.kind in _UNTYPED and not missing_global) or (
+                receiver.kind == _K.FIELD and receiver.of is None
+            ):
                 candidates = self.project.callables_named(name)
                 if len(candidates) <= MAX_NAME_CANDIDATES:
                     for qual in candidates:

@@ -1,0 +1,228 @@
+"""GraphBuilder: incremental patching, dangling targets, re-rooting, and update ≡ fresh build."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from impact_ls.graph.builder import GraphBuilder
+from impact_ls.graph.codegraph import CodeGraph
+from impact_ls.graph.extract import extract_facts
+from impact_ls.graph.modules import module_for, source_roots
+from impact_ls.model import EdgeKind
+
+AUTH = "shop.accounts.auth"
+MODELS = "shop.accounts.models"
+
+
+def snapshot(graph: CodeGraph) -> tuple[list[str], list[str], list[str]]:
+    """Nodes, edges and dynamic refs as sorted lists: equal snapshots mean equal graphs."""
+    return (
+        sorted(repr(n) for n in graph.nodes()),
+        sorted(repr(e) for e in graph.edges()),
+        sorted(repr(d) for d in graph.dynamic_refs()),
+    )
+
+
+def fresh(texts: dict[str, str]) -> GraphBuilder:
+    """A cold ``load`` of ``texts``, modules named under the roots of exactly these files."""
+    roots = source_roots(texts)
+    facts = []
+    for path, text in texts.items():
+        module, is_package = module_for(path, roots)
+        facts.append(extract_facts(text, file=path, module=module, is_package=is_package))
+    builder = GraphBuilder()
+    builder.load(facts)
+    return builder
+
+
+def test_incremental_build_equals_load(build_fixture, fixture_texts) -> None:
+    incremental = build_fixture("graph_flat")
+    assert snapshot(incremental.graph) == snapshot(fresh(fixture_texts("graph_flat")).graph)
+    assert incremental.files() == sorted(fixture_texts("graph_flat"))
+    facts = incremental.facts("shop/pricing.py")
+    assert facts is not None and facts.module == "shop.pricing"
+    assert incremental.facts("nope.py") is None
+
+
+def test_deleted_function_keeps_its_callers_through_dangling_edges(build_fixture, fixture_texts):
+    builder = build_fixture("graph_flat")
+    text = fixture_texts("graph_flat")["shop/accounts/auth.py"]
+    cut = text.index("def login(name")
+    builder.update("shop/accounts/auth.py", text[:cut])
+    graph = builder.graph
+    assert graph.node(f"{AUTH}.login") is None
+    assert {
+        (e.source, e.kind.value, e.file, e.span.line) for e in graph.dependents(f"{AUTH}.login")
+    } == {
+        ("shop", "reexport", "shop/__init__.py", 2),
+        ("shop.accounts", "reexport", "shop/accounts/__init__.py", 1),
+        ("shop.checkout", "import", "shop/checkout.py", 3),
+        ("shop.checkout.checkout", "call", "shop/checkout.py", 8),
+        ("tests.unit.test_auth", "import", "tests/unit/test_auth.py", 3),
+        ("tests.unit.test_auth.test_login", "call", "tests/unit/test_auth.py", 8),
+        ("tests.unit.test_auth.test_login", "tests", "tests/unit/test_auth.py", 8),
+    }
+    # restoring the text restores the graph exactly
+    builder.update("shop/accounts/auth.py", text)
+    assert snapshot(builder.graph) == snapshot(fresh(fixture_texts("graph_flat")).graph)
+
+
+def test_call_on_known_class_without_the_method_is_dangling(build_fixture) -> None:
+    builder = build_fixture("graph_flat")
+    builder.update(
+        "shop/logout.py",
+        "from shop.accounts.auth import LoginService\n\n"
+        "def bye(svc: LoginService):\n    svc.logout()\n",
+    )
+    assert {
+        (e.source, e.kind.value, e.span.line, e.name_matched)
+        for e in builder.graph.callers_of(f"{AUTH}.LoginService.logout")
+    } == {("shop.logout.bye", "call", 4, False)}
+
+
+def test_a_change_reresolves_dependent_files(build_fixture, fixture_texts) -> None:
+    builder = build_fixture("graph_flat")
+    models = fixture_texts("graph_flat")["shop/accounts/models.py"]
+    moved = models.replace(
+        "class Repo:\n    def save(self, user):\n        return user\n",
+        "class BaseRepo:\n    def save(self, user):\n        return user\n\n\nclass Repo(BaseRepo):\n    pass\n",
+    )
+    builder.update("shop/accounts/models.py", moved)
+    # auth.py did not change, but its `self.repo.save(user)` now resolves through Repo's MRO
+    callers = builder.graph.callers_of(f"{MODELS}.BaseRepo.save")
+    assert [(e.source, e.span.line, e.name_matched) for e in callers] == [
+        (f"{AUTH}.LoginService.login", 29, False),
+        ("tests.unit.conftest.db", 6, True),  # `db.save(None)`: any `save` will do
+    ]
+    assert builder.graph.callers_of(f"{MODELS}.Repo.save") == []
+    assert "shop/accounts/auth.py" in builder.last_resolved
+    texts = dict(fixture_texts("graph_flat"), **{"shop/accounts/models.py": moved})
+    assert snapshot(builder.graph) == snapshot(fresh(texts).graph)
+
+
+def test_a_body_only_edit_reresolves_only_that_file(build_fixture, fixture_texts) -> None:
+    builder = build_fixture("graph_flat")
+    text = fixture_texts("graph_flat")["shop/accounts/models.py"]
+    builder.update("shop/accounts/models.py", text.replace("return user", "return [user]"))
+    assert builder.last_resolved == ("shop/accounts/models.py",)
+    # a signature-free edit of a fixture body is visible to tests elsewhere: they re-resolve
+    conftest = fixture_texts("graph_flat")["tests/conftest.py"]
+    builder.update("tests/conftest.py", conftest.replace("return Repo()", "return None"))
+    assert "tests/test_top.py" in builder.last_resolved
+    assert [
+        e.target
+        for e in builder.graph.dependencies("tests.test_top.test_db", kinds=[EdgeKind.TESTS])
+    ] == []
+
+
+def test_remove_forgets_the_file_and_dangles_its_users(build_fixture, fixture_texts) -> None:
+    builder = build_fixture("graph_flat")
+    builder.remove("shop/pricing.py")
+    builder.remove("shop/pricing.py")  # removing twice is a no-op
+    graph = builder.graph
+    assert graph.node("shop.pricing.price") is None
+    assert "shop/pricing.py" not in builder.files()
+    # `from shop.pricing import price`, `shop.pricing.price()`, `pr.price()`: the package `shop`
+    # is ours, so its missing module is a dangling target, not a library
+    assert [(e.source, e.span.line) for e in graph.callers_of("shop.pricing.price")] == [
+        ("shop.checkout.checkout", 10),
+        ("shop.checkout.checkout", 11),
+        ("tests.unit.test_auth.test_price", 13),
+    ]
+    texts = {k: v for k, v in fixture_texts("graph_flat").items() if k != "shop/pricing.py"}
+    assert snapshot(graph) == snapshot(fresh(texts).graph)
+
+
+def test_first_src_file_reroots_every_module() -> None:
+    builder = GraphBuilder()
+    builder.update("tests/test_lib.py", "from lib.core import f\n\ndef test_f():\n    f()\n")
+    assert builder.graph.callers_of("lib.core.f") == []  # lib is not in the project yet
+    builder.update("src/lib/core.py", "def f():\n    return 1\n")
+    assert builder.roots == ("src", "")
+    assert [(e.source, e.span.line) for e in builder.graph.callers_of("lib.core.f")] == [
+        ("tests.test_lib.test_f", 4)
+    ]
+    builder.remove("src/lib/core.py")
+    assert builder.roots == ("",)
+    assert [e.target for e in builder.graph.dependencies("tests.test_lib.test_f")] == []
+
+
+def test_set_facts_accepts_facts_from_a_cache() -> None:
+    builder = GraphBuilder()
+    facts = extract_facts(
+        "def f():\n    g()\n\ndef g():\n    pass\n", file="m.py", module="m", is_package=False
+    )
+    builder.set_facts(facts)
+    assert [(e.source, e.target) for e in builder.graph.callers_of("m.g")] == [("m.f", "m.g")]
+    assert builder.facts("m.py") is facts
+
+
+# --------------------------------------------------------------------------- the invariant
+
+VARIANTS: dict[str, list[str]] = {
+    "pkg/__init__.py": [
+        "from .a import Base, helper\n__all__ = ['Base', 'helper']\n",
+        "from .b import *\n",
+        "",
+    ],
+    "pkg/a.py": [
+        "class Base:\n    def run(self):\n        return 1\n\ndef helper(x):\n    return Base().run()\n",
+        "from .b import Child as Base\n\ndef helper(x, y=1):\n    return x\n",
+        "def helper(:\n",
+    ],
+    "pkg/b.py": [
+        "from pkg.a import Base, helper\n\nclass Child(Base):\n    def run(self):\n"
+        "        return helper(self)\n\n    def go(self, other):\n        other.run()\n"
+        "        return super().run()\n",
+        "from pkg import helper\nfrom ns.x import y\nCONST = 3\n\ndef use():\n"
+        "    y.f()\n    return helper(CONST)\n",
+        "__all__ = ['Child']\nclass Child:\n    pass\n",
+    ],
+    "ns/x/y.py": ["def f():\n    return 1\n", ""],
+    "tests/conftest.py": [
+        "import pytest\nfrom pkg.a import helper\n\n@pytest.fixture\ndef thing():\n"
+        "    return helper(1)\n",
+        "import pytest\n\n@pytest.fixture\ndef thing(other):\n    return other\n\n"
+        "@pytest.fixture\ndef other():\n    from pkg.b import use\n    return use()\n",
+    ],
+    "tests/test_a.py": [
+        "from pkg import helper\n\ndef test_one(thing):\n    assert helper(thing)\n",
+        "import pkg.b as b\n\nclass TestX:\n    def test_two(self, thing):\n"
+        "        b.Child().go(thing)\n",
+    ],
+    "tests/sub/conftest.py": [
+        "import pytest\n\n@pytest.fixture\ndef thing(thing):\n    return thing\n"
+    ],
+    "tests/sub/test_b.py": ["def test_b(thing):\n    assert thing\n"],
+    "src/lib/m.py": [
+        "from pkg.a import Base\n\nclass M(Base):\n    def run(self):\n        return 2\n",
+        "def run():\n    return 0\n",
+    ],
+}
+
+_OPS = st.lists(
+    st.tuples(
+        st.sampled_from(sorted(VARIANTS)),
+        st.integers(min_value=-1, max_value=2),  # -1 = remove
+    ),
+    min_size=1,
+    max_size=14,
+)
+
+
+@settings(max_examples=30, deadline=None, database=None)
+@given(ops=_OPS)
+def test_any_update_remove_sequence_equals_a_fresh_build(ops: list[tuple[str, int]]) -> None:
+    builder = GraphBuilder()
+    texts: dict[str, str] = {}
+    for path, choice in ops:
+        if choice < 0:
+            builder.remove(path)
+            texts.pop(path, None)
+        else:
+            text = VARIANTS[path][choice % len(VARIANTS[path])]
+            builder.update(path, text)
+            texts[path] = text
+    assert builder.files() == sorted(texts)
+    assert snapshot(builder.graph) == snapshot(fresh(texts).graph)
