@@ -17,12 +17,8 @@ from typing import Any
 
 from impact_ls.analysis.nextedit import CompletionClient
 from impact_ls.analysis.pipeline import SourceChange, analyze
-from impact_ls.config import (
-    CACHE_DIR_NAME,
-    Settings,
-    settings_from_mapping,
-    settings_from_pyproject,
-)
+from impact_ls.cachedir import prepare_cache_dir, project_cache_dir
+from impact_ls.config import Settings, settings_from_mapping, settings_from_pyproject
 from impact_ls.errors import RevisionError
 from impact_ls.graph.project import ProjectIndex
 from impact_ls.graph.workspace import read_source
@@ -57,6 +53,17 @@ def load_settings(
     return settings, tuple(warnings)
 
 
+def _repo_prefix(repo: GitRepo | None, root: Path) -> str:
+    """``root`` relative to the repository's work tree, as a path prefix ("" at the top)."""
+    if repo is None:
+        return ""
+    try:
+        relative = root.resolve().relative_to(repo.root.resolve()).as_posix()
+    except ValueError:
+        return ""
+    return "" if relative == "." else relative + "/"
+
+
 class Engine:
     """One project root: graph, history, settings, and the analysis entry points."""
 
@@ -65,6 +72,9 @@ class Engine:
         self.settings = settings
         self.warnings = warnings
         self.repo = GitRepo.discover(self.root)
+        # pygit2 repositories are not thread-safe; the server calls from several threads.
+        self._git_lock = threading.RLock()
+        self._prefix = _repo_prefix(self.repo, self.root)
         self.index = ProjectIndex(self.root, settings)
         self._history: CoChangeIndex | None = None
         self._history_lock = threading.Lock()
@@ -110,7 +120,10 @@ class Engine:
 
     def head(self) -> str | None:
         """The HEAD commit, or None without git or commits."""
-        return self.repo.head_sha() if self.repo else None
+        if self.repo is None:
+            return None
+        with self._git_lock:
+            return self.repo.head_sha()
 
     def relpath(self, path: str | Path) -> str | None:
         """``path`` relative to the root (posix), or None when it lies outside."""
@@ -118,10 +131,11 @@ class Engine:
 
     def baseline_text(self, file: str, *, base: str = "HEAD") -> str | None:
         """The text of ``file`` at git revision ``base``; None when not in git there."""
-        if self.repo is None or self.repo.head_sha() is None:
+        if self.repo is None or self.head() is None:
             return None
         try:
-            return self.repo.file_at(base, file)
+            with self._git_lock:
+                return self.repo.file_at(base, self._prefix + file)
         except RevisionError:
             return None
 
@@ -140,7 +154,7 @@ class Engine:
     def refresh(self) -> tuple[str, ...]:
         """Re-read files that changed on disk and refresh co-change when HEAD moved."""
         changed = self.index.refresh()
-        with self._history_lock:
+        with self._history_lock, self._git_lock:
             if self._history is not None and self.repo is not None:
                 self._history = self._history.refresh(self.repo)
         return changed
@@ -157,28 +171,24 @@ class Engine:
     def _build_history(self) -> CoChangeIndex:
         if self.repo is None:
             return CoChangeIndex.empty("not a git repository: no co-change history")
-        if self.repo.head_sha() is None:
-            return CoChangeIndex.empty("git repository has no commits: no co-change history")
         try:
-            return CoChangeIndex.build(
-                self.repo,
-                cache_dir=self._cache_dir(),
-                max_commit_files=self.settings.max_commit_files,
-            )
+            # Also for an empty repository: build() keeps the cache folder for later refreshes.
+            with self._git_lock:
+                return CoChangeIndex.build(
+                    self.repo,
+                    cache_dir=self._cache_dir(),
+                    max_commit_files=self.settings.max_commit_files,
+                )
         except Exception as exc:  # history is a bonus; its failure must not cost the analysis
             logger.warning("co-change history unavailable: %s", exc, exc_info=True)
             return CoChangeIndex.empty(f"co-change history unavailable: {exc}")
 
     def _cache_dir(self) -> Path | None:
-        path = self.root / CACHE_DIR_NAME
         try:
-            path.mkdir(exist_ok=True)
-            gitignore = path / ".gitignore"
-            if not gitignore.exists():
-                gitignore.write_text("*\n", encoding="utf-8")
-        except OSError:
+            return prepare_cache_dir(project_cache_dir(self.root))
+        except OSError as exc:
+            logger.info("no cache folder in %s: %s", self.root, exc)
             return None
-        return path
 
     def analyze(
         self,
@@ -190,16 +200,24 @@ class Engine:
         """The blast radius of ``edits`` (baseline vs current text) against the current graph."""
         history = self.history()
         before = self._base_time(base)
-        branch = self.repo.branch_name() if self.repo else None
+        with self._git_lock:
+            branch = self.repo.branch_name() if self.repo else None
+        prefix = self._prefix
 
         def cochange_of(files: Sequence[str], task_text: str) -> tuple[CoChange, ...]:
             if before is None:
                 return ()
-            return history.partners(
-                files,
+            partners = history.partners(
+                [prefix + f for f in files],
                 task_text=f"{task_text} {branch or ''}",
                 before=before,
                 limit=self.settings.max_cochange,
+            )
+            # History speaks repository paths; the report speaks root paths.
+            return tuple(
+                CoChange(file=p.file[len(prefix) :], score=p.score)
+                for p in partners
+                if p.file.startswith(prefix)
             )
 
         sources = [
@@ -231,10 +249,11 @@ class Engine:
         return report
 
     def _base_time(self, base: str) -> int | None:
-        if self.repo is None or self.repo.head_sha() is None:
+        if self.repo is None or self.head() is None:
             return None
         try:
-            return self.repo.commit_time(base)
+            with self._git_lock:
+                return self.repo.commit_time(base)
         except RevisionError:
             return None
 
@@ -254,17 +273,24 @@ class Engine:
                 f"{self.root} is not a git repository; analyze compares against a git revision "
                 "(run 'git init' and commit, or analyze inside a repository)"
             )
-        self.repo.resolve(base)
         wanted = {self.relpath(f) or f for f in files}
         edits = []
-        for file in self.repo.changed_files(base):
+        with self._git_lock:
+            self.repo.resolve(base)
+            changed = [
+                path[len(self._prefix) :]
+                for path in self.repo.changed_files(base)
+                if path.startswith(self._prefix)
+            ]
+            baselines = {file: self.repo.file_at(base, self._prefix + file) for file in changed}
+        for file in changed:
             if wanted and file not in wanted:
                 continue
             current = read_source(self.root, file, self.settings)
             edits.append(
                 FileEdit(
                     file=file,
-                    baseline=self.repo.file_at(base, file),
+                    baseline=baselines[file],
                     current=current if isinstance(current, str) else None,
                 )
             )

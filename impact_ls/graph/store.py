@@ -23,6 +23,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from impact_ls.cachedir import prepare_cache_dir
 from impact_ls.config import CACHE_DIR_NAME
 from impact_ls.graph.facts import EXTRACTOR_VERSION, FileFacts, facts_from_json, facts_to_json
 
@@ -232,11 +233,10 @@ def _decode(path: str, text: str) -> FileFacts | None:
 
 
 def _prepare_dir(directory: Path, *, gitignore: bool) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
     if gitignore:
-        marker = directory / ".gitignore"
-        if not marker.is_file():
-            marker.write_text("# created by impact-ls; the cache is never committed\n*\n")
+        prepare_cache_dir(directory)
+    else:
+        directory.mkdir(parents=True, exist_ok=True)
 
 
 def _connect(db: Path | None) -> sqlite3.Connection:

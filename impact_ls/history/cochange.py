@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from impact_ls import config
+from impact_ls.cachedir import prepare_cache_dir
 from impact_ls.history.bm25 import Bm25Corpus, tokenize
 from impact_ls.history.repo import CommitFacts, CommitKind, GitRepo
 from impact_ls.model import CoChange
@@ -513,11 +514,7 @@ def _write(cache_dir: Path, head: str, payload: dict[str, Any]) -> None:
     target = _cache_path(cache_dir, head)
     temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        ignore = cache_dir / ".gitignore"
-        if not ignore.exists():
-            # The cache folder must never show up in `git status` (as pytest and ruff do it).
-            ignore.write_text("*\n", encoding="utf-8")
+        prepare_cache_dir(cache_dir)
         temporary.write_text(json.dumps(payload, separators=(",", ":")), encoding="utf-8")
         os.replace(temporary, target)
     except OSError as exc:

@@ -187,7 +187,7 @@ def test_the_cache_of_a_head_is_reused(basic_repo: Path, tmp_path: Path) -> None
     head = _open(basic_repo).head_sha()
     assert first.mined_commits == 7
     assert sorted(p.name for p in cache.iterdir()) == [".gitignore", f"cochange-{head}.json"]
-    assert (cache / ".gitignore").read_text(encoding="utf-8") == "*\n"
+    assert (cache / ".gitignore").read_text(encoding="utf-8").endswith("\n*\n")
     second = _index(basic_repo, cache)
     assert second.mined_commits == 0
     assert second.commit_count == 6
