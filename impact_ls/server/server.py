@@ -36,7 +36,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 _WATCH_ID = "impact-ls/watched-files"
-_WATCHERS = ("**/*.py", "**/.git/HEAD", "**/pyproject.toml")
+_WATCHERS = ("**/*.py", "**/.git/HEAD", "**/.git/refs/heads/**", "**/pyproject.toml")
 
 
 def _boundary(fn: Callable[P, R]) -> Callable[P, R]:

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +102,17 @@ async def until(
             return value
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.05)
+
+
+async def until_async(
+    probe: Callable[[], Awaitable[Any]], expected: Any, *, timeout: float = TIMEOUT_S, what: str = "value"
+) -> None:
+    """Await ``probe()`` repeatedly until it returns ``expected``."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while (value := await probe()) != expected:
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}: last {value!r}")
         await asyncio.sleep(0.05)
 
 
