@@ -172,13 +172,13 @@ class GraphBuilder:
         """Source roots moved (a first ``src/`` file): every module name may change — reload."""
         logger.debug("source roots changed to %s; reloading", roots)
         facts: list[FileFacts] = []
-        for file, f in self._facts.items():
+        for file, old in self._facts.items():
             if file in changed:
                 continue
             module, is_package = module_for(file, roots)
-            if (module, is_package) != (f.module, f.is_package):
-                f = dataclasses.replace(f, module=module, is_package=is_package)
-            facts.append(f)
+            if (module, is_package) != (old.module, old.is_package):
+                old = dataclasses.replace(old, module=module, is_package=is_package)  # noqa: PLW2901 - re-rooted copy
+            facts.append(old)
         for file, text in changed.items():
             module, is_package = module_for(file, roots)
             facts.append(extract_facts(text, file=file, module=module, is_package=is_package))

@@ -14,6 +14,7 @@ import builtins
 import inspect
 import logging
 import re
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -45,6 +46,7 @@ MAX_DOC_CHARS = 200
 _MAX_STRING_SCAN = 200
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]+")
+_MULTILINE_TRAILING_COMMA = re.compile(r",\s*\)")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 _DYNAMIC_ATTR = {
     "getattr": DynamicKind.GETATTR,
@@ -59,11 +61,15 @@ _OPTIONAL_WRAPPERS = {"Optional", "Annotated", "ClassVar", "Final", "Type", "typ
 def extract_facts(text: str, *, file: str, module: str, is_package: bool) -> FileFacts:
     """Extract the facts of one file; never raises, whatever ``text`` holds."""
     try:
-        tree = ast.parse(text, filename=file, type_comments=False)
+        tree = parse_quietly(text, file)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         from impact_ls.graph.recover import recover_facts  # parso only on the slow path
 
-        return recover_facts(text, file=file, module=module, is_package=is_package, error=exc)
+        try:
+            return recover_facts(text, file=file, module=module, is_package=is_package, error=exc)
+        except Exception as inner:  # the contract is "never raises": an empty module, logged
+            logger.debug("%s: recovery failed: %r", file, inner)
+            return FileFacts(file=file, module=module, is_package=is_package, parse_error=str(exc))
     try:
         return extract_from_tree(tree, text, file=file, module=module, is_package=is_package)
     except RecursionError as exc:
@@ -71,6 +77,17 @@ def extract_facts(text: str, *, file: str, module: str, is_package: bool) -> Fil
         return FileFacts(
             file=file, module=module, is_package=is_package, parse_error=f"too deep: {exc}"
         )
+
+
+def parse_quietly(text: str, file: str = "<unknown>", mode: str = "exec") -> Any:
+    """``ast.parse`` with the compiler's warnings silenced.
+
+    An invalid escape sequence in a user's file is not ours to report, and under ``-W error``
+    the warning would turn valid code into a ``SyntaxError``.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(text, filename=file, mode=mode)
 
 
 def extract_from_tree(
@@ -163,8 +180,8 @@ def _main_type(ann: ast.expr | None, depth: int = 0) -> Chain:
         return () if UNKNOWN in chain or CALL in chain or chain == ("None",) else chain
     if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
         try:
-            parsed = ast.parse(ann.value.strip(), mode="eval").body
-        except (SyntaxError, ValueError):
+            parsed = parse_quietly(ann.value.strip(), mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             return ()
         return _main_type(parsed, depth + 1)
     if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
@@ -200,8 +217,8 @@ def _annotation_chains(ann: ast.expr, out: list[tuple[Chain, Span]], depth: int 
             continue
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             try:
-                parsed = ast.parse(node.value.strip(), mode="eval").body
-            except (SyntaxError, ValueError):
+                parsed = parse_quietly(node.value.strip(), mode="eval").body
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
                 continue
             found: list[tuple[Chain, Span]] = []
             _annotation_chains(parsed, found, depth + 1)
@@ -278,6 +295,52 @@ def _param_names(node: ast.expr) -> list[str]:
         return [n.strip() for n in node.value.split(",") if n.strip()]
     found = _string_list(node)
     return found or []
+
+
+def _pytest_decorators(
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+) -> tuple[list[str], FixtureInfo | None, set[str], list[Request]]:
+    """Decorator names, the fixture marker, parametrized argument names and ``usefixtures``."""
+    decorators: list[str] = []
+    fixture: FixtureInfo | None = None
+    parametrized: set[str] = set()
+    requests: list[Request] = []
+    for deco in node.decorator_list:
+        target = deco.func if isinstance(deco, ast.Call) else deco
+        dotted = _dotted(target)
+        decorators.append(dotted)
+        last = dotted.rsplit(".", 1)[-1]
+        if last == "fixture":
+            name, autouse = node.name, False
+            if isinstance(deco, ast.Call):
+                for kw in deco.keywords:
+                    if kw.arg == "name" and isinstance(kw.value, ast.Constant):
+                        name = str(kw.value.value)
+                    elif kw.arg == "autouse" and isinstance(kw.value, ast.Constant):
+                        autouse = bool(kw.value.value)
+            fixture = FixtureInfo(name=name, autouse=autouse)
+        elif last == "parametrize" and isinstance(deco, ast.Call) and deco.args:
+            parametrized.update(_param_names(deco.args[0]))
+        elif last == "usefixtures" and isinstance(deco, ast.Call):
+            for arg in deco.args:
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    requests.append(Request(name=arg.value, span=_span(arg)))
+    return decorators, fixture, parametrized, requests
+
+
+def _requested(
+    params: list[tuple[Param, ast.arg]], parametrized: set[str], *, skip_first: bool
+) -> list[Request]:
+    """The fixtures a test or fixture asks for through its parameters."""
+    out: list[Request] = []
+    for i, (param, arg) in enumerate(params):
+        if skip_first and i == 0:
+            continue
+        if param.has_default or param.kind in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD):
+            continue  # pytest never fills these
+        if param.name not in parametrized:
+            out.append(Request(name=param.name, span=_span(arg)))
+    return out
 
 
 # --------------------------------------------------------------------------- the walk
@@ -462,7 +525,7 @@ class _Walker:
             self._bind_target(target.value)
 
     def _rewrite_self(self, chain: Chain) -> Chain:
-        """Spell a method's first parameter ``self`` (``cls`` for classmethods), also in closures."""
+        """Spell a method's first parameter ``self`` (``cls`` for classmethods), in closures too."""
         for scope in reversed(self.scopes):
             if scope.is_class or not scope.is_function:
                 return chain
@@ -571,7 +634,9 @@ class _Walker:
         cut = text.rfind(":")
         if cut > 0:
             text = text[: cut + 1]
-        text = text.replace("( ", "(").replace(" )", ")").replace(", )", ")")
+        if len(pieces) > 1:
+            text = _MULTILINE_TRAILING_COMMA.sub(")", text)  # black's magic trailing comma
+        text = text.replace("( ", "(").replace(" )", ")")
         return text[:400]
 
     def _name_span(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> Span:
@@ -599,31 +664,9 @@ class _Walker:
         outer = self.scope
         qualname = self._qual(node.name)
         in_class = outer.is_class
-        decorators: list[str] = []
-        fixture: FixtureInfo | None = None
-        parametrized: set[str] = set()
-        requests: list[Request] = []
         for deco in node.decorator_list:
             self._visit_decorator(deco)
-            target = deco.func if isinstance(deco, ast.Call) else deco
-            dotted = _dotted(target)
-            decorators.append(dotted)
-            last = dotted.rsplit(".", 1)[-1]
-            if last == "fixture":
-                name, autouse = node.name, False
-                if isinstance(deco, ast.Call):
-                    for kw in deco.keywords:
-                        if kw.arg == "name" and isinstance(kw.value, ast.Constant):
-                            name = str(kw.value.value)
-                        elif kw.arg == "autouse" and isinstance(kw.value, ast.Constant):
-                            autouse = bool(kw.value.value)
-                fixture = FixtureInfo(name=name, autouse=autouse)
-            elif last == "parametrize" and isinstance(deco, ast.Call) and deco.args:
-                parametrized.update(_param_names(deco.args[0]))
-            elif last == "usefixtures" and isinstance(deco, ast.Call):
-                for arg in deco.args:
-                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-                        requests.append(Request(name=arg.value, span=_span(arg)))
+        decorators, fixture, parametrized, requests = _pytest_decorators(node)
         is_static = "staticmethod" in decorators
         is_classmethod = "classmethod" in decorators
         params = _params(node.args)
@@ -639,45 +682,20 @@ class _Walker:
                 or (in_class and bool(self.test_classes) and self.test_classes[-1])
             )
         )
-        if in_class and self.class_usefixtures and (is_test or fixture is not None):
-            requests = [*self.class_usefixtures[-1], *requests]
         if is_test or fixture is not None:
-            skip_first = in_class and not is_static
-            for i, (param, arg) in enumerate(params):
-                if skip_first and i == 0:
-                    continue
-                if param.has_default or param.kind in (
-                    ParamKind.VAR_POSITIONAL,
-                    ParamKind.VAR_KEYWORD,
-                ):
-                    continue
-                if param.name in parametrized:
-                    continue
-                requests.append(Request(name=param.name, span=_span(arg)))
+            inherited = self.class_usefixtures[-1] if in_class and self.class_usefixtures else []
+            requests = [
+                *inherited,
+                *requests,
+                *_requested(params, parametrized, skip_first=in_class and not is_static),
+            ]
         if is_test:
             kind = NodeKind.TEST
         elif fixture is not None:
             kind = NodeKind.FIXTURE
-        elif in_class:
-            kind = NodeKind.METHOD
         else:
-            kind = NodeKind.FUNCTION
-
-        # annotations: type refs owned by the function itself
-        param_types: list[TypeHint] = []
-        ann_refs: list[tuple[Chain, Span]] = []
-        for param, arg in params:
-            if arg.annotation is not None:
-                _annotation_chains(arg.annotation, ann_refs)
-                main = _main_type(arg.annotation)
-                if main:
-                    param_types.append(TypeHint(name=param.name, chain=main))
-        returns: Chain = ()
-        if node.returns is not None:
-            _annotation_chains(node.returns, ann_refs)
-            returns = _main_type(node.returns)
-        for chain, span in ann_refs:
-            self.type_refs.append(TypeRefFact(scope=qualname, chain=chain, span=span))
+            kind = NodeKind.METHOD if in_class else NodeKind.FUNCTION
+        param_types, returns = self._annotations(node, params, qualname)
 
         outer.bound.add(node.name)
         if not in_class and not outer.is_function and node.name == "__getattr__":
@@ -728,6 +746,29 @@ class _Walker:
                 requests=tuple(requests),
             )
         )
+
+    def _annotations(
+        self,
+        node: ast.FunctionDef | ast.AsyncFunctionDef,
+        params: list[tuple[Param, ast.arg]],
+        qualname: str,
+    ) -> tuple[list[TypeHint], Chain]:
+        """Record the annotations as type refs of the function; return param and return types."""
+        param_types: list[TypeHint] = []
+        refs: list[tuple[Chain, Span]] = []
+        for param, arg in params:
+            if arg.annotation is not None:
+                _annotation_chains(arg.annotation, refs)
+                main = _main_type(arg.annotation)
+                if main:
+                    param_types.append(TypeHint(name=param.name, chain=main))
+        returns: Chain = ()
+        if node.returns is not None:
+            _annotation_chains(node.returns, refs)
+            returns = _main_type(node.returns)
+        for chain, span in refs:
+            self.type_refs.append(TypeRefFact(scope=qualname, chain=chain, span=span))
+        return param_types, returns
 
     def _visit_decorator(self, deco: ast.expr) -> None:
         if isinstance(deco, ast.Call):
@@ -1086,7 +1127,6 @@ class _Walker:
 
     def _visit_if(self, node: ast.If) -> None:
         if _is_type_checking(node.test):
-            self.visit(node.test)
             self.type_checking += 1
             self.visit_all(node.body)
             self.type_checking -= 1

@@ -138,7 +138,7 @@ class TypeRefFact:
 
 @dataclass(**_FROZEN)
 class ImportFact:
-    """One imported name: ``import a.b as c`` or ``from ..a import b as c`` (``name="*"`` for star)."""
+    """One imported name: ``import a.b as c`` or ``from ..a import b as c`` (``*`` for star)."""
 
     scope: str
     module: str

@@ -40,7 +40,7 @@ def source_roots(files: Iterable[str]) -> tuple[str, ...]:
 
 
 def module_for(file: str, roots: Sequence[str]) -> tuple[str, bool]:
-    """The dotted module name of ``file`` under the longest matching root, and whether it is a package.
+    """The dotted module name of ``file`` under its longest root, and whether it is a package.
 
     ``pkg/__init__.py`` → ``("pkg", True)``; ``src/pkg/a.py`` → ``("pkg.a", False)`` with ``src``
     among ``roots``; a root-level ``__init__.py`` (the repository is itself a package) is the

@@ -14,12 +14,11 @@ every definition it can, or the graph would lose a whole module while the user t
 
 from __future__ import annotations
 
-import ast
 import logging
 import re
 from typing import Any
 
-from impact_ls.graph.extract import extract_from_tree
+from impact_ls.graph.extract import extract_from_tree, parse_quietly
 from impact_ls.graph.facts import DefFact, FileFacts
 from impact_ls.model import NodeKind, Param, ParamKind, Span
 
@@ -72,7 +71,7 @@ def _repaired(text: str, *, file: str, module: str, is_package: bool, error: str
     for _ in range(MAX_REPAIRS):
         source = "\n".join(lines)
         try:
-            tree = ast.parse(source)
+            tree = parse_quietly(source)
         except SyntaxError as exc:
             if not _repair(lines, exc):
                 break
@@ -143,7 +142,16 @@ def _walk(node: Any, parent: str, in_class: bool, known: set[str], out: list[Def
             is_class = keyword == "class"
             if qual not in known:
                 known.add(qual)
-                out.append(_def_fact(child, qual, is_class, in_class, name_leaf, params_node))
+                out.append(
+                    _def_fact(
+                        child,
+                        qual,
+                        is_class=is_class,
+                        in_class=in_class,
+                        name_leaf=name_leaf,
+                        params_node=params_node,
+                    )
+                )
             _walk(child, qual, is_class, known, out)
             continue
         if kind in ("decorated", "async_stmt", "async_funcdef", "suite", "error_node") or (
@@ -174,7 +182,7 @@ def _header_of(node: Any) -> tuple[str, Any, Any] | None:
 
 
 def _def_fact(
-    node: Any, qual: str, is_class: bool, in_class: bool, name_leaf: Any, params_node: Any
+    node: Any, qual: str, *, is_class: bool, in_class: bool, name_leaf: Any, params_node: Any
 ) -> DefFact:
     start = node.start_pos
     end = node.end_pos

@@ -892,14 +892,16 @@ class _Resolver:
                 fx_qual = fx_info.qual(fx.qualname)
                 self._add(EdgeKind.FIXTURE, source, fx_qual, request.span)
                 if d.kind is NodeKind.TEST:
-                    self._tests_through(source, where, fx_info, fx, request, seen)
+                    self._tests_through(
+                        source, where=where, fixture=(fx_info, fx), request=request, seen=seen
+                    )
 
     def _tests_through(
         self,
         test: QualName,
+        *,
         where: tuple[FileInfo, str],
-        fx_info: FileInfo,
-        fx: DefFact,
+        fixture: tuple[FileInfo, DefFact],
         request: Request,
         seen: set[QualName],
     ) -> None:
@@ -908,7 +910,7 @@ class _Resolver:
         Fixtures requested by fixtures are looked up from the test's location, as pytest does,
         so a ``conftest.py`` nearer the test overrides the one beside the fixture.
         """
-        stack = [(fx_info, fx)]
+        stack = [fixture]
         visited: set[QualName] = set()
         while stack:
             cur_info, cur = stack.pop()

@@ -86,7 +86,8 @@ def test_a_change_reresolves_dependent_files(build_fixture, fixture_texts) -> No
     models = fixture_texts("graph_flat")["shop/accounts/models.py"]
     moved = models.replace(
         "class Repo:\n    def save(self, user):\n        return user\n",
-        "class BaseRepo:\n    def save(self, user):\n        return user\n\n\nclass Repo(BaseRepo):\n    pass\n",
+        "class BaseRepo:\n    def save(self, user):\n        return user\n\n\n"
+        "class Repo(BaseRepo):\n    pass\n",
     )
     builder.update("shop/accounts/models.py", moved)
     # auth.py did not change, but its `self.repo.save(user)` now resolves through Repo's MRO
@@ -167,7 +168,8 @@ VARIANTS: dict[str, list[str]] = {
         "",
     ],
     "pkg/a.py": [
-        "class Base:\n    def run(self):\n        return 1\n\ndef helper(x):\n    return Base().run()\n",
+        "class Base:\n    def run(self):\n        return 1\n\n"
+        "def helper(x):\n    return Base().run()\n",
         "from .b import Child as Base\n\ndef helper(x, y=1):\n    return x\n",
         "def helper(:\n",
     ],

@@ -1,4 +1,4 @@
-"""Resolution rules, checked edge by edge on the fixture projects ``graph_flat`` and ``graph_src``."""
+"""Resolution rules, checked edge by edge on the fixture projects ``graph_flat``/``graph_src``."""
 
 from __future__ import annotations
 

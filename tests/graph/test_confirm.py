@@ -1,0 +1,138 @@
+"""JediConfirmer: jedi confirms, rejects or abstains on name-matched edges; answers are cached."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from impact_ls.graph.builder import GraphBuilder
+from impact_ls.graph.codegraph import CodeGraph
+from impact_ls.graph.confirm import JediConfirmer
+from impact_ls.model import Edge, EdgeKind, Span
+
+
+@pytest.fixture
+def project(tmp_path: Path, fixtures_root: Path) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    for path in (fixtures_root / "graph_confirm").glob("*.py"):
+        (root / path.name).write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def built(project: Path) -> GraphBuilder:
+    builder = GraphBuilder()
+    for path in sorted(project.glob("*.py")):
+        builder.update(path.name, path.read_text(encoding="utf-8"))
+    return builder
+
+
+@pytest.fixture
+def confirmer(project: Path, built: GraphBuilder) -> Iterator[JediConfirmer]:
+    reads: list[str] = []
+
+    def text_of(file: str) -> str | None:
+        reads.append(file)
+        path = project / file
+        return path.read_text(encoding="utf-8") if path.exists() else None
+
+    confirmer = JediConfirmer(project, text_of, node_of=built.graph.node, budget_s=30.0)
+    confirmer.reads = reads  # type: ignore[attr-defined]
+    yield confirmer
+    confirmer.close()
+
+
+def _matched(graph: CodeGraph, line: int) -> dict[str, Edge]:
+    return {e.target: e for e in graph.edges() if e.name_matched and e.span.line == line}
+
+
+def test_jedi_confirms_the_real_target_and_rejects_the_other(
+    built: GraphBuilder, confirmer
+) -> None:
+    edges = _matched(built.graph, 6)  # handler = make_session(); handler.open()
+    assert sorted(edges) == ["shapes.Door.open", "shapes.Session.open"]
+    assert confirmer(edges["shapes.Session.open"]) is True
+    assert confirmer(edges["shapes.Door.open"]) is False
+
+
+def test_jedi_abstains_when_the_receiver_cannot_be_inferred(built: GraphBuilder, confirmer) -> None:
+    edges = _matched(built.graph, 7)  # anything.open() on an unannotated parameter
+    assert sorted(edges) == ["shapes.Door.open", "shapes.Session.open"]
+    assert confirmer(edges["shapes.Session.open"]) is None
+    assert confirmer(edges["shapes.Door.open"]) is None
+
+
+def test_confirmed_queries_drop_rejected_edges(
+    project: Path, built: GraphBuilder, confirmer
+) -> None:
+    graph = CodeGraph.of(built.graph.nodes(), built.graph.edges(), confirmer=confirmer)
+    assert [(e.source, e.span.line) for e in graph.callers_of("shapes.Door.open")] == [
+        ("app.run", 6),
+        ("app.run", 7),
+    ]
+    assert [
+        (e.source, e.span.line) for e in graph.callers_of("shapes.Door.open", confirmed=True)
+    ] == [
+        ("app.run", 7)  # undecided stays
+    ]
+    assert [
+        (e.source, e.span.line) for e in graph.callers_of("shapes.Session.open", confirmed=True)
+    ] == [("app.run", 6), ("app.run", 7)]
+
+
+def test_answers_are_cached_per_file_content(project: Path, built: GraphBuilder, confirmer) -> None:
+    edge = _matched(built.graph, 6)["shapes.Door.open"]
+    assert confirmer(edge) is False
+    assert confirmer(edge) is False
+    assert confirmer.reads == ["app.py", "app.py"]  # the text is hashed each time, jedi runs once
+    # editing the file changes the key: jedi is asked again and sees the new code
+    (project / "app.py").write_text(
+        (project / "app.py")
+        .read_text()
+        .replace("make_session()", "Door()")
+        .replace("from shapes import make_session", "from shapes import Door")
+    )
+    assert confirmer(edge) is True
+
+
+def test_edges_that_are_not_name_matched_or_have_no_text_are_undecided(confirmer) -> None:
+    plain = Edge(
+        source="app.run",
+        target="shapes.Door.open",
+        kind=EdgeKind.CALL,
+        file="app.py",
+        span=Span(line=6),
+    )
+    assert confirmer(plain) is None
+    missing = Edge(
+        source="gone.run",
+        target="shapes.Door.open",
+        kind=EdgeKind.CALL,
+        file="gone.py",
+        span=Span(line=1),
+        name_matched=True,
+    )
+    assert confirmer(missing) is None
+    elsewhere = Edge(
+        source="app.run",
+        target="shapes.Door.open",
+        kind=EdgeKind.CALL,
+        file="app.py",
+        span=Span(line=2, col=0, end_line=2, end_col=5),  # no `.open(` on that line
+        name_matched=True,
+    )
+    assert confirmer(elsewhere) is None
+
+
+def test_over_budget_is_undecided_and_not_cached(project: Path, built: GraphBuilder) -> None:
+    edge = _matched(built.graph, 6)["shapes.Door.open"]
+    text_of = lambda f: (project / f).read_text(encoding="utf-8")  # noqa: E731
+    hasty = JediConfirmer(project, text_of, node_of=built.graph.node, budget_s=0.0)
+    try:
+        assert hasty(edge) is None  # jedi cannot answer in no time
+        assert hasty(edge) is None  # and while it still works, nobody queues behind it
+    finally:
+        hasty.close()

@@ -1,0 +1,542 @@
+"""Per-file extraction: definitions, calls, accesses, imports, pytest, dynamic refs, bad input."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from impact_ls.graph.extract import extract_facts
+from impact_ls.graph.facts import (
+    EXTRACTOR_VERSION,
+    AccessKind,
+    FileFacts,
+    FixtureInfo,
+    facts_from_json,
+    facts_to_json,
+)
+from impact_ls.graph.modules import module_for, source_roots
+from impact_ls.model import ArgShape, DynamicKind, NodeKind, ParamKind, Span
+
+
+def facts_of(code: str, file: str = "pkg/mod.py") -> FileFacts:
+    return extract_facts(textwrap.dedent(code), file=file, module="pkg.mod", is_package=False)
+
+
+SERVICE = '''\
+"""Services. Second sentence."""
+import os
+from . import repo as r
+from ..core.base import Base as B, helper
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from pkg.models import User
+
+LIMIT = 10
+__all__ = ["Service"]
+
+
+class Service(B, r.Mixin):
+    """Log users in. Twice."""
+
+    retries = 3
+
+    def __init__(self, store: r.Store | None = None) -> None:
+        self.store = store
+        self.cache = r.Cache()
+
+    @staticmethod
+    def make(*args, key: "User", **kw) -> "Service":
+        return Service()
+
+    async def login(self, user, /, mfa=None, *, remember=False):
+        token = helper(user, mfa, remember=remember, *extra)
+        self.cache.put(token)
+        super().login(user)
+        Service.make(**kw).login(user)
+        user.name
+        self.retries += LIMIT
+        return os.path.join(token)
+'''
+
+
+def test_definitions_carry_signature_doc_params_decorators_and_spans() -> None:
+    facts = facts_of(SERVICE)
+    assert facts.doc == "Services."
+    assert facts.line_count == 33
+    by_name = {d.qualname: d for d in facts.definitions}
+    assert list(by_name) == ["Service", "Service.__init__", "Service.make", "Service.login"]
+    cls = by_name["Service"]
+    assert cls.kind is NodeKind.CLASS
+    assert cls.signature == "class Service(B, r.Mixin):"
+    assert cls.doc == "Log users in."
+    assert cls.bases == (("B",), ("r", "Mixin"))
+    assert cls.base_spans[1] == Span(line=13, col=17, end_line=13, end_col=24)
+    assert cls.attributes == ("retries", "store", "cache")
+    assert (cls.span.line, cls.span.end_line) == (13, 33)
+    assert cls.name_span == Span(line=13, col=6, end_line=13, end_col=13)
+    init = by_name["Service.__init__"]
+    assert init.kind is NodeKind.METHOD and init.in_class
+    assert init.signature == "def __init__(self, store: r.Store | None = None) -> None:"
+    assert [(t.name, t.chain) for t in init.param_types] == [("store", ("r", "Store"))]
+    make = by_name["Service.make"]
+    assert make.decorators == ("staticmethod",)
+    assert [(p.name, p.kind, p.has_default) for p in make.params] == [
+        ("args", ParamKind.VAR_POSITIONAL, False),
+        ("key", ParamKind.KEYWORD_ONLY, False),
+        ("kw", ParamKind.VAR_KEYWORD, False),
+    ]
+    assert make.returns == ("Service",)
+    assert [(t.name, t.chain) for t in make.param_types] == [("key", ("User",))]
+    login = by_name["Service.login"]
+    assert login.is_async
+    assert [(p.name, p.kind, p.has_default) for p in login.params] == [
+        ("self", ParamKind.POSITIONAL_ONLY, False),
+        ("user", ParamKind.POSITIONAL_ONLY, False),
+        ("mfa", ParamKind.POSITIONAL_OR_KEYWORD, True),
+        ("remember", ParamKind.KEYWORD_ONLY, True),
+    ]
+    assert login.signature == "async def login(self, user, /, mfa=None, *, remember=False):"
+
+
+def test_multiline_headers_collapse_to_one_line() -> None:
+    facts = facts_of(
+        """\
+        def f(
+            a,  # the first
+            b: int = 2,
+        ) -> dict[str, int]:
+            return {}
+        """
+    )
+    assert facts.definitions[0].signature == "def f(a, b: int = 2) -> dict[str, int]:"
+
+
+def test_calls_record_callee_chain_arg_shape_scope_and_locality() -> None:
+    facts = facts_of(SERVICE)
+    calls = [(c.scope, c.callee, c.span.line, c.args, c.head_local) for c in facts.calls]
+    assert calls == [
+        ("Service.__init__", ("r", "Cache"), 20, ArgShape(), False),
+        ("Service", ("staticmethod",), 22, ArgShape(positional=1), False),  # bare decorator
+        ("Service.make", ("Service",), 24, ArgShape(), False),
+        (
+            "Service.login",
+            ("helper",),
+            27,
+            ArgShape(positional=2, keywords=("remember",), star=True),
+            False,
+        ),
+        ("Service.login", ("self", "cache", "put"), 28, ArgShape(positional=1), False),
+        ("Service.login", ("super()", "login"), 29, ArgShape(positional=1), False),
+        ("Service.login", ("Service", "make", "()", "login"), 30, ArgShape(positional=1), False),
+        ("Service.login", ("Service", "make"), 30, ArgShape(double_star=True), False),
+        ("Service.login", ("os", "path", "join"), 33, ArgShape(positional=1), False),
+    ]
+
+
+def test_accesses_cover_self_fields_params_and_module_constants() -> None:
+    facts = facts_of(SERVICE)
+    rows = [(a.scope, a.chain, a.access, a.span.line, a.head_local) for a in facts.accesses]
+    assert rows == [
+        ("Service.__init__", ("self", "store"), AccessKind.WRITE, 19, False),
+        ("Service.__init__", ("self", "cache"), AccessKind.WRITE, 20, False),
+        # names bound nowhere in the file are kept: a deleted global still finds its users
+        ("Service.login", ("extra",), AccessKind.READ, 27, False),
+        ("Service.login", ("kw",), AccessKind.READ, 30, False),
+        ("Service.login", ("user", "name"), AccessKind.READ, 31, True),
+        ("Service.login", ("self", "retries"), AccessKind.WRITE, 32, False),
+        ("Service.login", ("LIMIT",), AccessKind.READ, 32, False),
+    ]
+    assert facts.constants == ("LIMIT", "__all__")
+
+
+def test_self_is_spelled_self_whatever_the_parameter_is_called() -> None:
+    facts = facts_of(
+        """\
+        class A:
+            def m(this):
+                this.x = 1
+                def inner():
+                    return this.go()
+                return inner
+
+            @classmethod
+            def build(klass):
+                return klass.make()
+        """
+    )
+    assert [(c.scope, c.callee) for c in facts.calls] == [
+        ("A.m.inner", ("self", "go")),
+        ("A", ("classmethod",)),
+        ("A.build", ("cls", "make")),
+    ]
+    assert [(a.scope, a.chain) for a in facts.accesses] == [("A.m", ("self", "x"))]
+
+
+def test_imports_keep_alias_level_scope_and_type_checking() -> None:
+    facts = facts_of(SERVICE + "\ndef late():\n    import json as j\n")
+    rows = [
+        (i.scope, i.module, i.level, i.name, i.asname, i.bound, i.type_checking)
+        for i in facts.imports
+    ]
+    assert rows == [
+        ("", "os", 0, None, None, "os", False),
+        ("", "", 1, "repo", "r", "r", False),
+        ("", "core.base", 2, "Base", "B", "B", False),
+        ("", "core.base", 2, "helper", None, "helper", False),
+        ("", "typing", 0, "TYPE_CHECKING", None, "TYPE_CHECKING", False),
+        ("", "pkg.models", 0, "User", None, "User", True),
+        ("late", "json", 0, None, "j", "j", False),
+    ]
+    assert facts.imports[2].span == Span(line=4, col=24, end_line=4, end_col=33)
+
+
+def test_assignments_that_type_a_binding() -> None:
+    facts = facts_of(
+        """\
+        svc = Service()
+        class C:
+            repo: Repo
+            def m(self, other):
+                x = mod.Cls(1)
+                y: "Thing" = make()
+                self.z = other
+                self.w = x
+                n = 3
+        """
+    )
+    rows = [(a.scope, a.target, a.value, a.annotated, a.alias, a.span.line) for a in facts.assigns]
+    assert rows == [
+        ("", ("svc",), ("Service",), False, False, 1),
+        ("C", ("repo",), ("Repo",), True, False, 3),
+        ("C.m", ("x",), ("mod", "Cls"), False, False, 5),
+        ("C.m", ("y",), ("Thing",), True, False, 6),
+        ("C.m", ("self", "z"), ("other",), False, True, 7),
+        ("C.m", ("self", "w"), ("x",), False, True, 8),
+    ]
+
+
+def test_all_in_its_three_spellings() -> None:
+    assert facts_of('__all__ = ["a", "b"]\n').all_names == ("a", "b")
+    assert facts_of('__all__ = ("a",)\n__all__ += ["b"]\n__all__.append("c")\n').all_names == (
+        "a",
+        "b",
+        "c",
+    )
+    assert facts_of('__all__ = ["a"]\n__all__.extend(["d"])\n').all_names == ("a", "d")
+    assert facts_of("x = 1\n").all_names is None
+    # names in __all__ are re-exports, not string-keyed references
+    assert facts_of('__all__ = ["a"]\n').dynamic == ()
+
+
+# --------------------------------------------------------------------------- pytest
+
+
+TESTS = """\
+import pytest
+
+@pytest.fixture(name="db_conn", autouse=True)
+def make_db(tmp_path, request, value=3):
+    return tmp_path
+
+@pytest.fixture
+def user(db_conn):
+    return db_conn
+
+def helper():
+    pass
+
+@pytest.mark.parametrize("a, b", [(1, 2)])
+@pytest.mark.usefixtures("clean")
+def test_sum(a, b, user):
+    assert a + b
+
+@pytest.mark.usefixtures("clean_all")
+class TestThing:
+    def test_x(self, user):
+        pass
+
+    @pytest.fixture
+    def local(self):
+        return 1
+
+    def not_a_test(self):
+        pass
+
+    class TestInner:
+        def test_deep(self):
+            pass
+
+class Helper:
+    def test_ignored(self):
+        pass
+"""
+
+
+def test_pytest_tests_and_fixtures_with_requests() -> None:
+    facts = facts_of(TESTS, file="tests/test_thing.py")
+    rows = [
+        (d.qualname, d.kind, d.test_id, d.fixture, [r.name for r in d.requests])
+        for d in facts.definitions
+    ]
+    assert rows == [
+        (
+            "make_db",
+            NodeKind.FIXTURE,
+            None,
+            FixtureInfo(name="db_conn", autouse=True),
+            ["tmp_path", "request"],
+        ),
+        ("user", NodeKind.FIXTURE, None, FixtureInfo(name="user"), ["db_conn"]),
+        ("helper", NodeKind.FUNCTION, None, None, []),
+        ("test_sum", NodeKind.TEST, "tests/test_thing.py::test_sum", None, ["clean", "user"]),
+        ("TestThing", NodeKind.CLASS, None, None, []),
+        (
+            "TestThing.test_x",
+            NodeKind.TEST,
+            "tests/test_thing.py::TestThing::test_x",
+            None,
+            ["clean_all", "user"],
+        ),
+        ("TestThing.local", NodeKind.FIXTURE, None, FixtureInfo(name="local"), ["clean_all"]),
+        ("TestThing.not_a_test", NodeKind.METHOD, None, None, []),
+        ("TestThing.TestInner", NodeKind.CLASS, None, None, []),
+        (
+            "TestThing.TestInner.test_deep",
+            NodeKind.TEST,
+            "tests/test_thing.py::TestThing::TestInner::test_deep",
+            None,
+            ["clean_all"],
+        ),
+        ("Helper", NodeKind.CLASS, None, None, []),
+        ("Helper.test_ignored", NodeKind.METHOD, None, None, []),
+    ]
+    test_sum = facts.definitions[3]
+    assert [r.span for r in test_sum.requests] == [
+        Span(line=15, col=25, end_line=15, end_col=32),  # "clean" in usefixtures
+        Span(line=16, col=19, end_line=16, end_col=23),  # the `user` parameter
+    ]
+
+
+@pytest.mark.parametrize(
+    ("file", "is_test"),
+    [
+        ("tests/test_a.py", True),
+        ("tests/a_test.py", True),
+        ("tests/conftest.py", False),
+        ("pkg/testing.py", False),
+    ],
+)
+def test_only_pytest_file_names_hold_tests(file: str, is_test: bool) -> None:
+    facts = facts_of("def test_a():\n    pass\n", file=file)
+    assert (facts.definitions[0].kind is NodeKind.TEST) == is_test
+    assert facts.is_test_file == is_test
+
+
+def test_conftest_fixtures_are_fixtures() -> None:
+    facts = facts_of(
+        "from pytest import fixture\n\n@fixture\ndef db():\n    pass\n", file="tests/conftest.py"
+    )
+    assert facts.is_conftest
+    assert [(d.kind, d.fixture) for d in facts.definitions] == [
+        (NodeKind.FIXTURE, FixtureInfo(name="db"))
+    ]
+
+
+# --------------------------------------------------------------------------- dynamic
+
+
+def test_dynamic_references_and_identifier_strings() -> None:
+    facts = facts_of(
+        '''\
+        """Docstrings are not references."""
+        import importlib
+        from importlib import import_module
+
+        def __getattr__(name):
+            return getattr(REGISTRY, "login")
+
+        def plug(obj):
+            """Nor here."""
+            setattr(obj, "token", 1)
+            hasattr(obj, "has_it")
+            importlib.import_module("pkg.plugins")
+            import_module("pkg.other")
+            return {"handler": "not an identifier", "x": 1}
+        '''
+    )
+    rows = [(d.scope, d.name, d.kind, d.span.line) for d in facts.dynamic]
+    assert rows == [
+        ("", "__getattr__", DynamicKind.MODULE_GETATTR, 5),
+        ("__getattr__", "login", DynamicKind.GETATTR, 6),
+        ("plug", "token", DynamicKind.SETATTR, 10),
+        ("plug", "has_it", DynamicKind.HASATTR, 11),
+        ("plug", "pkg.plugins", DynamicKind.IMPORT_MODULE, 12),
+        ("plug", "pkg.other", DynamicKind.IMPORT_MODULE, 13),
+        ("plug", "handler", DynamicKind.STRING_LITERAL, 14),
+    ]
+    plug = next(d for d in facts.definitions if d.qualname == "plug")
+    assert plug.strings == ("handler", "not", "an", "identifier")
+
+
+def test_node_strings_are_capped_at_32_tokens() -> None:
+    words = " ".join(f"w{i}" for i in range(50))
+    facts = facts_of(f'def f():\n    return "{words}"\n')
+    assert facts.definitions[0].strings == tuple(f"w{i}" for i in range(32))
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def test_half_typed_file_still_yields_its_definitions() -> None:
+    facts = facts_of(
+        """\
+        import os
+
+        class Service:
+            def login(self, user
+                return 1
+
+            def logout(self):
+                self.store.drop()
+
+        def helper(a, b=1):
+            return os.getcwd()
+        """
+    )
+    assert facts.parse_error == "'(' was never closed (line 4)"
+    rows = [
+        (d.qualname, d.kind, d.span.line, [p.name for p in d.params]) for d in facts.definitions
+    ]
+    assert rows == [
+        ("Service", NodeKind.CLASS, 3, []),
+        ("Service.login", NodeKind.METHOD, 4, ["self", "user"]),  # from parso
+        ("Service.logout", NodeKind.METHOD, 7, ["self"]),
+        ("helper", NodeKind.FUNCTION, 10, ["a", "b"]),
+    ]
+    # the intact parts keep their calls at their real lines
+    assert [(c.scope, c.callee, c.span.line) for c in facts.calls] == [
+        ("Service.logout", ("self", "store", "drop"), 8),
+        ("helper", ("os", "getcwd"), 11),
+    ]
+    assert [i.module for i in facts.imports] == ["os"]
+
+
+def test_unfinished_block_keeps_the_definition() -> None:
+    facts = facts_of("def f(x):\n\ndef g():\n    return f(1)\n")
+    assert facts.parse_error is not None
+    assert [d.qualname for d in facts.definitions] == ["f", "g"]
+    assert [(c.scope, c.callee) for c in facts.calls] == [("g", ("f",))]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "# just a comment\n# and another\n", "\n\n\n", '"""only a docstring"""\n'],
+)
+def test_empty_and_comment_only_files_yield_only_a_module(text: str) -> None:
+    facts = facts_of(text)
+    assert facts.parse_error is None
+    assert (facts.definitions, facts.calls, facts.imports, facts.accesses) == ((), (), (), ())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\x00\x01",
+        "def (:",
+        "class",
+        '"""never closed',
+        "x = (" * 200,
+        "a" + "[0]" * 5000,
+        "if x:\n" + "".join("    " * i + "if x:\n" for i in range(1, 120)),
+        "\ufeffdef f():\n    pass\n",
+    ],
+)
+def test_hostile_text_never_raises(text: str) -> None:
+    facts = facts_of(text)
+    assert isinstance(facts, FileFacts)
+    assert facts.module == "pkg.mod"
+
+
+def test_compiler_warnings_do_not_break_valid_code() -> None:
+    # pytest runs with warnings as errors; a SyntaxWarning must not make this file "broken"
+    facts = facts_of('PATTERN = "\\d+"\nx = 1if True else 2\n\ndef f():\n    return PATTERN\n')
+    assert facts.parse_error is None
+    assert [d.qualname for d in facts.definitions] == ["f"]
+
+
+@settings(max_examples=50, deadline=None, database=None)
+@given(st.text(alphabet=st.sampled_from(list("def class (): \n\t=,.'\"#@xyz0_*[]")), max_size=80))
+def test_extraction_never_raises_on_arbitrary_text(text: str) -> None:
+    facts = extract_facts(text, file="m.py", module="m", is_package=False)
+    assert facts_from_json(facts_to_json(facts)) == facts
+
+
+# --------------------------------------------------------------------------- JSON
+
+
+def test_json_round_trip_is_exact() -> None:
+    facts = facts_of(SERVICE + "\n" + TESTS, file="tests/test_x.py")
+    text = facts_to_json(facts)
+    assert json.loads(text)["v"] == EXTRACTOR_VERSION
+    assert facts_from_json(text) == facts
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "not json",
+        "[]",
+        json.dumps({"v": "0", "f": []}),
+        json.dumps({"v": EXTRACTOR_VERSION, "f": None}),
+        json.dumps({"v": EXTRACTOR_VERSION, "f": ["a.py"]}),
+        json.dumps({"v": EXTRACTOR_VERSION, "f": {"file": "a.py"}}),
+    ],
+)
+def test_corrupt_json_raises_value_error(text: str) -> None:
+    with pytest.raises(ValueError):
+        facts_from_json(text)
+
+
+def test_json_with_wrong_field_types_raises_value_error() -> None:
+    good = json.loads(facts_to_json(facts_of("def f():\n    g()\n")))
+    good["f"][5][0][1] = "no-such-kind"  # definitions[0].kind
+    with pytest.raises(ValueError):
+        facts_from_json(json.dumps(good))
+    good = json.loads(facts_to_json(facts_of("def f():\n    g()\n")))
+    good["f"][6][0][2] = [1, 2]  # calls[0].span is not four ints
+    with pytest.raises(ValueError):
+        facts_from_json(json.dumps(good))
+
+
+# --------------------------------------------------------------------------- modules
+
+
+def test_source_roots_and_module_names() -> None:
+    flat = ["pkg/__init__.py", "pkg/a.py", "tests/test_a.py", "setup.py"]
+    assert source_roots(flat) == ("",)
+    assert module_for("pkg/__init__.py", ("",)) == ("pkg", True)
+    assert module_for("pkg/a.py", ("",)) == ("pkg.a", False)
+    assert module_for("tests/test_a.py", ("",)) == ("tests.test_a", False)  # namespace package
+    src = ["src/lib/__init__.py", "src/lib/core.py", "tests/test_core.py", "src/other/src/x.py"]
+    roots = source_roots(src)
+    assert roots == ("src", "")
+    assert module_for("src/lib/core.py", roots) == ("lib.core", False)
+    assert module_for("src/lib/__init__.py", roots) == ("lib", True)
+    assert module_for("tests/test_core.py", roots) == ("tests.test_core", False)
+    mono = [
+        "packages/a/src/a/__init__.py",
+        "packages/b/src/b.py",
+        "pkg/src/__init__.py",
+        "pkg/src/m.py",
+    ]
+    roots = source_roots(mono)
+    assert roots == ("packages/a/src", "packages/b/src", "")  # pkg/src is a package, not a root
+    assert module_for("packages/b/src/b.py", roots) == ("b", False)
+    assert module_for("pkg/src/m.py", roots) == ("pkg.src.m", False)
+    assert module_for("__init__.py", ("",)) == ("__init__", False)
+    assert source_roots(["README.md"]) == ("",)
