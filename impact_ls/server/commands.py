@@ -52,7 +52,9 @@ def _uri_arg(args: Sequence[Any], command: str) -> str | None:
         if first is None:
             return None
     if not isinstance(first, str) or not first:
-        raise _invalid(f"{command}: expected a document URI string or {{'uri': ...}}, got {args[0]!r}")
+        raise _invalid(
+            f"{command}: expected a document URI string or {{'uri': ...}}, got {args[0]!r}"
+        )
     return first
 
 
@@ -153,7 +155,7 @@ async def run_affected_tests(ls: LanguageServer, *args: Any) -> dict[str, Any]:
         progress.end("done")
     locator = session.locator(srv.snapshot(session), srv.units)
     session.test_diagnostics = present.test_diagnostics(run, locator=locator)
-    srv.publish(session)
+    srv.publish()
     kind = {
         RunOutcome.PASSED: types.MessageType.Info,
         RunOutcome.NO_TESTS: types.MessageType.Info,
@@ -188,8 +190,12 @@ def _location_arg(value: Any, command: str) -> tuple[str, types.Range | None]:
         return value["uri"], None
     try:
         return value["uri"], types.Range(
-            start=types.Position(line=int(rng["start"]["line"]), character=int(rng["start"]["character"])),
-            end=types.Position(line=int(rng["end"]["line"]), character=int(rng["end"]["character"])),
+            start=types.Position(
+                line=int(rng["start"]["line"]), character=int(rng["start"]["character"])
+            ),
+            end=types.Position(
+                line=int(rng["end"]["line"]), character=int(rng["end"]["character"])
+            ),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise _invalid(f"{command}: malformed range {rng!r}") from exc

@@ -21,11 +21,13 @@ _ENVELOPES = (SECTION, "impact-ls", "impact_ls", "impact")
 
 
 def client_section(value: Any) -> tuple[dict[str, Any], list[str]]:
-    """Our settings inside ``value`` (an envelope or the bare table), plus a warning if malformed."""
+    """Our settings inside ``value`` (an envelope or the bare table) and any warning."""
     if value is None:
         return {}, []
     if not isinstance(value, Mapping):
-        return {}, [f"impact-ls settings must be an object, got {type(value).__name__}; using defaults"]
+        return {}, [
+            f"impact-ls settings must be an object, got {type(value).__name__}; using defaults"
+        ]
     for key in _ENVELOPES:
         if key in value:
             inner = value[key]

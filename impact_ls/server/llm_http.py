@@ -60,7 +60,10 @@ class HttpCompletionClient:
             "max_tokens": max_tokens,
         }
         logger.debug(
-            "POST %s model=%r messages=%d max_tokens=%d", self.url, self.model, len(messages),
+            "POST %s model=%r messages=%d max_tokens=%d",
+            self.url,
+            self.model,
+            len(messages),
             max_tokens,
         )
         with httpx.Client(timeout=httpx.Timeout(self.timeout_s)) as client:

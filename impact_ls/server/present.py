@@ -197,7 +197,9 @@ def _site_diagnostic(
     )
 
 
-def _summary_diagnostic(report: Report, change: Change, locator: Locator) -> types.Diagnostic | None:
+def _summary_diagnostic(
+    report: Report, change: Change, locator: Locator
+) -> types.Diagnostic | None:
     must, may = _entries_of(report, change)
     tests = _tests_of(report, change)
     if not must and not may and not tests:
@@ -292,7 +294,10 @@ def _member_locations(report: Report, locator: Locator) -> dict[str, tuple[str, 
         if node.file and node.line > 0:
             where[node.entity] = (node.file, _line_range(locator, node.file, node.line))
     for change in report.changes:
-        where[change.entity] = (change.file, _line_range(locator, change.file, change.line_range[0]))
+        where[change.entity] = (
+            change.file,
+            _line_range(locator, change.file, change.line_range[0]),
+        )
     for entries in (report.triage.low_risk, report.triage.may_impact, report.triage.must_inspect):
         for e in entries:
             where[e.entity] = (e.file, _entry_range(locator, e))
@@ -306,7 +311,9 @@ def code_lenses(report: Report | None, *, file: str, locator: Locator) -> list[t
     lenses: list[types.CodeLens] = []
     where = _member_locations(report, locator)
     uri = locator.uri(file)
-    ordinal = {b.batch_id: i + 1 for i, b in enumerate(sorted(report.batches, key=lambda b: b.batch_id))}
+    ordinal = {
+        b.batch_id: i + 1 for i, b in enumerate(sorted(report.batches, key=lambda b: b.batch_id))
+    }
     stale = " (stale)" if report.stale else ""
     for change in _live_changes(report):
         if change.file != file:
@@ -387,7 +394,9 @@ def _overlaps(a: types.Range, b: types.Range) -> bool:
     ) <= (a.end.line, a.end.character)
 
 
-def _open_action(target: Target, locator: Locator, diagnostics: list[types.Diagnostic]) -> types.CodeAction:
+def _open_action(
+    target: Target, locator: Locator, diagnostics: list[types.Diagnostic]
+) -> types.CodeAction:
     title = f"Next edit: {_short(target.entity)} — {target.reason}"
     return types.CodeAction(
         title=title,
@@ -459,7 +468,9 @@ def code_actions(
                     actions.setdefault(action.title, action)
                 continue
             matching = [
-                d for d in context if d.code == CODE_MUST and _overlaps(d.range, _entry_range(locator, entry))
+                d
+                for d in context
+                if d.code == CODE_MUST and _overlaps(d.range, _entry_range(locator, entry))
             ]
             action = _open_action(target, locator, matching)
             actions.setdefault(action.title, action)

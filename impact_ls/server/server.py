@@ -285,7 +285,7 @@ class ImpactServer(LanguageServer):
         if session.documents.get(doc.uri) is not doc:
             return  # closed meanwhile
         session.accept(doc, analysis)
-        self.publish(session)
+        self.publish()
         self.refresh_lenses()
         if cascade:
             self.reanalyze(session, skip=doc.uri)
@@ -308,13 +308,12 @@ class ImpactServer(LanguageServer):
         """The configured debounce in seconds."""
         return session.settings.debounce_ms / 1000
 
-    def publish(self, session: Session) -> None:
-        """Publish the union diagnostics of ``session``; clear URIs whose causes went away."""
-        current = session.diagnostics()
-        owned = {uri for uri in self.published if self.locate_published(uri) is session}
-        for uri in sorted(owned | set(current)):
+    def publish(self) -> None:
+        """Publish the union of every session's diagnostics; clear URIs whose cause went away."""
+        current = present.union_diagnostics(s.diagnostics() for s in self.sessions)
+        for uri in sorted(set(self.published) | set(current)):
             diags = current.get(uri, [])
-            if self.published.get(uri) == diags:
+            if self.published.get(uri, []) == diags:
                 continue
             if diags:
                 self.published[uri] = diags
@@ -323,11 +322,6 @@ class ImpactServer(LanguageServer):
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=uri, diagnostics=diags)
             )
-
-    def locate_published(self, uri: str) -> Session | None:
-        """The session a published URI belongs to."""
-        found = self.locate(uri)
-        return found[0] if found else None
 
     def refresh_lenses(self) -> None:
         """Ask the client to re-request code lenses when it supports the refresh request."""
@@ -370,7 +364,9 @@ class Progress:
     def end(self, message: str) -> None:
         """End the progress with a closing message."""
         if self.token is not None:
-            self._server.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
+            self._server.work_done_progress.end(
+                self.token, types.WorkDoneProgressEnd(message=message)
+            )
 
     def cancelled(self) -> bool:
         """Whether the user cancelled it in the editor (``window/workDoneProgress/cancel``)."""
@@ -402,7 +398,15 @@ def _folders(params: types.InitializeParams) -> list[str]:
 def build_server(settings: Settings | None = None) -> ImpactServer:
     """A fresh impact_ls language server; ``settings`` (from the CLI) override the client's."""
     server = ImpactServer(settings)
+    _register_lifecycle(server)
+    _register_documents(server)
+    _register_workspace(server)
+    _register_features(server)
+    commands.register(server)
+    return server
 
+
+def _register_lifecycle(server: ImpactServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: ImpactServer, params: types.InitializeParams) -> None:
         ls.pending_warnings = ls.apply_client_settings(params.initialization_options)
@@ -423,6 +427,8 @@ def build_server(settings: Settings | None = None) -> ImpactServer:
     def shutdown(ls: ImpactServer, params: None) -> None:
         ls.shutdown_work()
 
+
+def _register_documents(server: ImpactServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     @_boundary
     def did_open(ls: ImpactServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -459,17 +465,23 @@ def build_server(settings: Settings | None = None) -> ImpactServer:
         session = found[0]
         ls.worker.bump(doc.uri)
         ls.spawn(ls.worker.call(session.forget, doc))
-        ls.publish(session)
+        ls.publish()
         ls.reanalyze(session)
 
+
+def _register_workspace(server: ImpactServer) -> None:
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     @_boundary
-    def did_change_watched_files(ls: ImpactServer, params: types.DidChangeWatchedFilesParams) -> None:
+    def did_change_watched_files(
+        ls: ImpactServer, params: types.DidChangeWatchedFilesParams
+    ) -> None:
         touched: dict[Path, tuple[Session, bool]] = {}
         for change in params.changes:
             if (found := ls.locate(change.uri)) is not None:
                 session, file = found
-                reconfigure = file == "pyproject.toml" or touched.get(session.root, (session, False))[1]
+                reconfigure = (
+                    file == "pyproject.toml" or touched.get(session.root, (session, False))[1]
+                )
                 touched[session.root] = (session, reconfigure)
         for session, reconfigure in touched.values():
             ls.spawn(ls.resync(session, reconfigure=reconfigure))
@@ -495,13 +507,14 @@ def build_server(settings: Settings | None = None) -> ImpactServer:
     def did_change_folders(ls: ImpactServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
         for folder in params.event.removed:
             path = to_fs_path(folder.uri)
-            if path is not None and (gone := ls.sessions.remove(Path(path).resolve())) is not None:
-                gone.documents.clear()
-                ls.publish(gone)
+            if path is not None and ls.sessions.remove(Path(path).resolve()) is not None:
+                ls.publish()
         for folder in params.event.added:
             if (session := ls.add_folder(folder.uri)) is not None:
                 ls.spawn(ls.start(session))
 
+
+def _register_features(server: ImpactServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
     def code_lens(ls: ImpactServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:
         if (found := ls.document(params.text_document.uri)) is None:
@@ -516,7 +529,9 @@ def build_server(settings: Settings | None = None) -> ImpactServer:
             code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.Empty]
         ),
     )
-    def code_action(ls: ImpactServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+    def code_action(
+        ls: ImpactServer, params: types.CodeActionParams
+    ) -> list[types.CodeAction] | None:
         if (found := ls.locate(params.text_document.uri)) is None:
             return None
         session, file = found
@@ -532,7 +547,3 @@ def build_server(settings: Settings | None = None) -> ImpactServer:
         if only := params.context.only:
             actions = [a for a in actions if any(str(a.kind or "").startswith(k) for k in only)]
         return actions or None
-
-    commands.register(server)
-    return server
-

@@ -256,7 +256,7 @@ class Session:
         units: Units,
         llm: Any = None,
     ) -> Analysis:
-        """Patch the graph with ``text`` and analyze ``doc`` against its baseline (worker thread)."""
+        """Patch the graph with ``text``; analyze ``doc`` against its baseline (worker thread)."""
         engine = self.engine
         if engine is None:
             return Analysis(report=None, diagnostics={}, text=text)
@@ -286,7 +286,7 @@ class Session:
         return Analysis(report=report, diagnostics=diagnostics, text=text)
 
     def workspace_report(self, texts: Mapping[str, str], *, llm: Any = None) -> Report:
-        """The working tree against HEAD with open buffers in place of their files (worker thread)."""
+        """The working tree against HEAD, open buffers standing for their files (worker thread)."""
         engine = self._require_engine()
         edits: dict[str, FileEdit] = {}
         if engine.head() is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import re
@@ -51,7 +52,7 @@ class RunOutcome(StrEnum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CaseResult:
-    """One test's result: its node id, where it is (1-based line, 0 if unknown) and why it failed."""
+    """One test's result: node id, place (1-based line, 0 if unknown) and why it failed."""
 
     test_id: str
     file: str
@@ -163,7 +164,7 @@ async def run_pytest(
     on_progress: Callable[[int, int], None] | None = None,
     is_cancelled: Callable[[], bool] | None = None,
 ) -> TestRun:
-    """Run pytest on ``test_ids`` in ``root``; bounded by ``timeout_s``, stoppable by ``is_cancelled``."""
+    """Run pytest on ``test_ids`` in ``root``, bounded by ``timeout_s``, stopped by a cancel."""
     selected = tuple(test_ids)
     if not selected:
         return TestRun(outcome=RunOutcome.NO_TESTS, message="no affected tests to run")
@@ -209,10 +210,18 @@ async def run_pytest(
                 await asyncio.wait({errors}, timeout=1.0)
                 errors.cancel()
         duration = time.monotonic() - started
-        stderr = errors.result().decode("utf-8", "replace") if errors.done() and not errors.cancelled() else ""
+        stderr = (
+            errors.result().decode("utf-8", "replace")
+            if errors.done() and not errors.cancelled()
+            else ""
+        )
         if outcome is not None:
             what = "timed out" if outcome is RunOutcome.TIMEOUT else "was cancelled"
-            limit = f" after {timeout_s:g} s (impactLs.testTimeoutS)" if outcome is RunOutcome.TIMEOUT else ""
+            limit = (
+                f" after {timeout_s:g} s (impactLs.testTimeoutS)"
+                if outcome is RunOutcome.TIMEOUT
+                else ""
+            )
             return TestRun(
                 outcome=outcome,
                 message=f"pytest {what}{limit}; it was stopped",
@@ -220,7 +229,14 @@ async def run_pytest(
                 command=command,
                 selected=selected,
             )
-        return _finish(proc.returncode, xml_path, stderr, command, selected, duration)
+        return _finish(
+            proc.returncode,
+            xml_path,
+            stderr=stderr,
+            command=command,
+            selected=selected,
+            duration=duration,
+        )
 
 
 async def _wait(
@@ -295,22 +311,31 @@ def _kill(proc: asyncio.subprocess.Process) -> None:
 def _finish(
     returncode: int | None,
     xml_path: Path,
+    *,
     stderr: str,
     command: tuple[str, ...],
     selected: tuple[str, ...],
     duration: float,
 ) -> TestRun:
-    common = {"returncode": returncode, "command": command, "selected": selected, "duration_s": duration}
+    run = functools.partial(
+        TestRun, returncode=returncode, command=command, selected=selected, duration_s=duration
+    )
     try:
         cases = parse_junit(xml_path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         if "No module named pytest" in stderr:
-            message = f"pytest is not installed for {command[0]}; set impactLs.python or impactLs.pytestCommand"
+            message = (
+                f"pytest is not installed for {command[0]}; "
+                "set impactLs.python or impactLs.pytestCommand"
+            )
         else:
-            message = f"pytest exited with status {returncode} without a report: {_first_line(stderr) or 'no output'}"
-        return TestRun(outcome=RunOutcome.ERROR, message=message, **common)  # type: ignore[arg-type]
+            message = (
+                f"pytest exited with status {returncode} without a report: "
+                f"{_first_line(stderr) or 'no output'}"
+            )
+        return run(outcome=RunOutcome.ERROR, message=message)
     except (OSError, ET.ParseError) as exc:
-        return TestRun(outcome=RunOutcome.ERROR, message=f"unreadable pytest report: {exc}", **common)  # type: ignore[arg-type]
+        return run(outcome=RunOutcome.ERROR, message=f"unreadable pytest report: {exc}")
     failed = sum(1 for c in cases if c.outcome in (CaseOutcome.FAILED, CaseOutcome.ERROR))
     if failed:
         outcome, message = RunOutcome.FAILED, f"{failed} of {len(cases)} tests failed"
@@ -320,5 +345,7 @@ def _finish(
         outcome, message = RunOutcome.NO_TESTS, "pytest collected no tests"
     else:
         outcome = RunOutcome.ERROR
-        message = f"pytest exited with status {returncode}: {_first_line(stderr) or 'see its output'}"
-    return TestRun(outcome=outcome, cases=cases, message=message, **common)  # type: ignore[arg-type]
+        message = (
+            f"pytest exited with status {returncode}: {_first_line(stderr) or 'see its output'}"
+        )
+    return run(outcome=outcome, cases=cases, message=message)

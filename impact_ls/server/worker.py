@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Hashable
 import queue
 import threading
+from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 logger = logging.getLogger(__name__)
@@ -47,7 +47,7 @@ class Worker:
         return self._generations.get(key, 0) == generation
 
     def bump(self, key: Hashable) -> int:
-        """Make every run of ``key`` obsolete without scheduling a new one; return the new generation."""
+        """Make every run of ``key`` obsolete without scheduling one; return the new generation."""
         generation = self._generations.get(key, 0) + 1
         self._generations[key] = generation
         if (timer := self._timers.pop(key, None)) is not None:
@@ -62,7 +62,7 @@ class Worker:
         delay_s: float,
         deliver: Callable[[int, T], None] | None = None,
     ) -> int:
-        """Run ``job(generation)`` on the worker after ``delay_s`` unless ``key`` is scheduled again."""
+        """Run ``job(generation)`` on the worker after ``delay_s`` unless ``key`` is rescheduled."""
         generation = self.bump(key)
         if self._closed:
             return generation

@@ -48,10 +48,17 @@ def test_neovim_shows_diagnostics_lenses_and_the_next_edit(tmp_path: Path, confi
     }
     subprocess.run(
         [
-            str(nvim), "--headless", "-n", "-i", "NONE",
-            "--cmd", "lua vim.g.impact_ls_cmd = vim.json.decode(vim.env.IMPACT_LS_CMD)",
-            "-u", str(REPO / "docs" / config),
-            "-c", f"luafile {DRIVER}",
+            str(nvim),
+            "--headless",
+            "-n",
+            "-i",
+            "NONE",
+            "--cmd",
+            "lua vim.g.impact_ls_cmd = vim.json.decode(vim.env.IMPACT_LS_CMD)",
+            "-u",
+            str(REPO / "docs" / config),
+            "-c",
+            f"luafile {DRIVER}",
         ],
         cwd=root,
         env=env,

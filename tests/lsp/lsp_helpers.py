@@ -15,7 +15,6 @@ from pygls.protocol import default_converter
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 
-
 TIMEOUT_S = 30.0
 
 
@@ -106,7 +105,11 @@ async def until(
 
 
 async def until_async(
-    probe: Callable[[], Awaitable[Any]], expected: Any, *, timeout: float = TIMEOUT_S, what: str = "value"
+    probe: Callable[[], Awaitable[Any]],
+    expected: Any,
+    *,
+    timeout: float = TIMEOUT_S,
+    what: str = "value",
 ) -> None:
     """Await ``probe()`` repeatedly until it returns ``expected``."""
     deadline = asyncio.get_running_loop().time() + timeout
@@ -155,7 +158,9 @@ class Doc:
         self.version += 1
         self.client.text_document_did_change(
             types.DidChangeTextDocumentParams(
-                text_document=types.VersionedTextDocumentIdentifier(uri=self.uri, version=self.version),
+                text_document=types.VersionedTextDocumentIdentifier(
+                    uri=self.uri, version=self.version
+                ),
                 content_changes=[types.TextDocumentContentChangePartial(range=rng, text=new)],
             )
         )
@@ -163,18 +168,24 @@ class Doc:
     def close(self) -> None:
         """Close the document."""
         self.client.text_document_did_close(
-            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=self.uri))
+            types.DidCloseTextDocumentParams(
+                text_document=types.TextDocumentIdentifier(uri=self.uri)
+            )
         )
 
     def save(self) -> None:
         """Write the buffer to disk and tell the server."""
         self.path.write_text(self.text, encoding="utf-8")
         self.client.text_document_did_save(
-            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=self.uri))
+            types.DidSaveTextDocumentParams(
+                text_document=types.TextDocumentIdentifier(uri=self.uri)
+            )
         )
 
 
-def diagnostics(client: LanguageClient, path: Path, *, code: str | None = None) -> list[types.Diagnostic]:
+def diagnostics(
+    client: LanguageClient, path: Path, *, code: str | None = None
+) -> list[types.Diagnostic]:
     """The diagnostics last published for ``path`` (optionally of one code)."""
     diags = list(client.diagnostics.get(path.as_uri(), []))
     return [d for d in diags if code is None or d.code == code]
@@ -203,7 +214,9 @@ async def lenses(client: LanguageClient, doc: Doc) -> list[types.CodeLens]:
     return list(result or [])
 
 
-async def actions(client: LanguageClient, doc: Doc, line: int, character: int = 0) -> list[types.CodeAction]:
+async def actions(
+    client: LanguageClient, doc: Doc, line: int, character: int = 0
+) -> list[types.CodeAction]:
     """The code actions at a position of ``doc``."""
     pos = types.Position(line=line, character=character)
     result = await client.text_document_code_action_async(

@@ -14,7 +14,17 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from .lsp_helpers import Doc, actions, command, diagnostics, indexed, lenses, serve, until, until_async
+from .lsp_helpers import (
+    Doc,
+    actions,
+    command,
+    diagnostics,
+    indexed,
+    lenses,
+    serve,
+    until,
+    until_async,
+)
 
 SIG_OLD = "def price(amount, rate):"
 SIG_NEW = "def price(amount, rate, currency):"
@@ -23,7 +33,10 @@ SIG_NEW = "def price(amount, rate, currency):"
 async def test_requests_for_unknown_documents_answer_nothing(shop: Path) -> None:
     unknown = types.TextDocumentIdentifier(uri=(shop / "shop/never_opened.py").as_uri())
     async with serve(shop) as client:
-        assert await client.text_document_code_lens_async(types.CodeLensParams(text_document=unknown)) is None
+        assert (
+            await client.text_document_code_lens_async(types.CodeLensParams(text_document=unknown))
+            is None
+        )
         pos = types.Position(line=0, character=0)
         assert (
             await client.text_document_code_action_async(
@@ -153,11 +166,21 @@ def closed_port() -> Iterator[int]:
 
 
 async def _next_edit_titles(client, shop: Path, pricing: Doc) -> list[str]:  # type: ignore[no-untyped-def]
-    return [a.title for a in await actions(client, pricing, line=3, character=6) if a.title.startswith("Next edit")]
+    return [
+        a.title
+        for a in await actions(client, pricing, line=3, character=6)
+        if a.title.startswith("Next edit")
+    ]
 
 
-async def test_a_dead_llm_endpoint_falls_back_to_the_batch_order(shop: Path, closed_port: int) -> None:
-    options = {"llmBaseUrl": f"http://127.0.0.1:{closed_port}/v1", "llmModel": "m", "llmTimeoutS": 2}
+async def test_a_dead_llm_endpoint_falls_back_to_the_batch_order(
+    shop: Path, closed_port: int
+) -> None:
+    options = {
+        "llmBaseUrl": f"http://127.0.0.1:{closed_port}/v1",
+        "llmModel": "m",
+        "llmTimeoutS": 2,
+    }
     async with serve(shop, options=options) as client:
         pricing = Doc(client, shop / "shop/pricing.py")
         pricing.replace(SIG_OLD, SIG_NEW)

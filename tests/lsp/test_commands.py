@@ -66,11 +66,14 @@ async def test_run_affected_tests_runs_pytest_and_marks_the_planted_failure(shop
     async with serve(shop) as client:
         pricing = await _edited(client, shop)
         run_lens = next(
-            lens for lens in await lenses(client, pricing)
+            lens
+            for lens in await lenses(client, pricing)
             if lens.command and lens.command.command == "impact.runAffectedTests"
         )
         assert run_lens.command is not None
-        result = await command(client, run_lens.command.command, *(run_lens.command.arguments or []))
+        result = await command(
+            client, run_lens.command.command, *(run_lens.command.arguments or [])
+        )
         # pytest runs the files on disk; the signature edit is only in the buffer
         assert result["outcome"] == "failed"
         assert (result["passed"], result["failed"], result["errors"]) == (3, 1, 0)
@@ -86,10 +89,14 @@ async def test_run_affected_tests_runs_pytest_and_marks_the_planted_failure(shop
         assert len(diagnostics(client, test_file, code="must-inspect")) == 2
         assert any(m.message == "impact-ls: 1 of 4 tests failed" for m in client.messages)
         begins = [
-            r for values in client.progress_reports.values() for r in values
+            r
+            for values in client.progress_reports.values()
+            for r in values
             if isinstance(r, types.WorkDoneProgressBegin)
         ]
-        assert any(b.title == "impact-ls: running 4 affected tests" and b.cancellable for b in begins)
+        assert any(
+            b.title == "impact-ls: running 4 affected tests" and b.cancellable for b in begins
+        )
         # the default selection is the open documents' affected tests
         again = await command(client, "impact.runAffectedTests")
         assert again["selected"] == AFFECTED
@@ -102,7 +109,9 @@ async def test_run_affected_tests_runs_pytest_and_marks_the_planted_failure(shop
 
 
 async def test_a_missing_pytest_is_reported_not_crashed(shop: Path) -> None:
-    options = {"impactLs": {"pytestCommand": [sys.executable, "-m", "pytest_is_not_installed_here"]}}
+    options = {
+        "impactLs": {"pytestCommand": [sys.executable, "-m", "pytest_is_not_installed_here"]}
+    }
     async with serve(shop, options=options) as client:
         result = await command(client, "impact.runAffectedTests", {"tests": AFFECTED[:1]})
         assert result["outcome"] == "error"
@@ -123,7 +132,10 @@ async def test_a_hanging_test_is_stopped_at_the_configured_timeout(shop: Path) -
             client, "impact.runAffectedTests", {"tests": ["tests/test_hang.py::test_hang"]}
         )
         assert result["outcome"] == "timeout"
-        assert result["message"] == "pytest timed out after 1 s (impactLs.testTimeoutS); it was stopped"
+        assert (
+            result["message"]
+            == "pytest timed out after 1 s (impactLs.testTimeoutS); it was stopped"
+        )
 
 
 async def test_reindex_picks_up_new_files(shop: Path) -> None:
@@ -144,7 +156,11 @@ async def test_open_and_show_locations_use_show_document(shop: Path) -> None:
             "shown": True,
         }
         shown = await command(
-            client, "impact.showLocations", target, {"line": 0, "character": 0}, [{"uri": target, "range": rng}]
+            client,
+            "impact.showLocations",
+            target,
+            {"line": 0, "character": 0},
+            [{"uri": target, "range": rng}],
         )
         assert shown["shown"] is True
         assert [d.uri for d in client.shown_documents] == [target, target]
@@ -169,7 +185,9 @@ async def test_malformed_command_arguments_are_invalid_params(shop: Path) -> Non
                 await command(client, name, *args)
             assert message in str(caught.value), (name, args)
         # an object without a uri means "everything", as no argument does
-        assert (await command(client, "impact.reindex", {"no": "uri"}))["reindexed"] == [shop.as_uri()]
+        assert (await command(client, "impact.reindex", {"no": "uri"}))["reindexed"] == [
+            shop.as_uri()
+        ]
         # an unknown command is an error too, and the server is still there
         with pytest.raises(JsonRpcInvalidParams, match="is not defined"):
             await command(client, "impact.noSuchCommand")

@@ -92,11 +92,15 @@ async def test_baseline_head_flags_an_uncommitted_saved_edit_and_saved_does_not(
         await until(lambda: indexed(client), what="indexing")
         pricing = Doc(client, pricing_path)
         pricing.replace(SIG_NEW, "def price(amount, rate, currency, unit):")
-        [warning] = await until(lambda: diagnostics(client, invoice), what="warnings vs the saved text")
+        [warning] = await until(
+            lambda: diagnostics(client, invoice), what="warnings vs the saved text"
+        )
         assert "(added param unit)" in warning.message
 
 
-async def test_watched_files_are_registered_and_a_moved_head_refreshes_baselines(shop: Path) -> None:
+async def test_watched_files_are_registered_and_a_moved_head_refreshes_baselines(
+    shop: Path,
+) -> None:
     async with serve(shop, caps=capabilities(watch=True)) as client:
         [registration] = await until(lambda: client.registrations, what="registration")  # type: ignore[attr-defined]
         [reg] = registration.registrations
@@ -120,11 +124,16 @@ async def test_watched_files_are_registered_and_a_moved_head_refreshes_baselines
         client.workspace_did_change_watched_files(
             types.DidChangeWatchedFilesParams(
                 changes=[
-                    types.FileEvent(uri=(shop / ".git/refs/heads/main").as_uri(), type=types.FileChangeType.Changed),
+                    types.FileEvent(
+                        uri=(shop / ".git/refs/heads/main").as_uri(),
+                        type=types.FileChangeType.Changed,
+                    ),
                 ]
             )
         )
-        await until(lambda: not diagnostics(client, shop / "shop/invoice.py"), what="warnings to go")
+        await until(
+            lambda: not diagnostics(client, shop / "shop/invoice.py"), what="warnings to go"
+        )
 
 
 async def test_a_file_changed_on_disk_patches_the_graph(shop: Path) -> None:
@@ -135,7 +144,9 @@ async def test_a_file_changed_on_disk_patches_the_graph(shop: Path) -> None:
         await until(lambda: diagnostics(client, invoice, code="must-inspect"), what="warnings")
         # another tool fixes the call on disk; the editor only reports the file change
         invoice.write_text(
-            invoice.read_text(encoding="utf-8").replace("price(amount, 0.2)", 'price(amount, 0.2, "EUR")'),
+            invoice.read_text(encoding="utf-8").replace(
+                "price(amount, 0.2)", 'price(amount, 0.2, "EUR")'
+            ),
             encoding="utf-8",
         )
         client.workspace_did_change_watched_files(
@@ -143,5 +154,7 @@ async def test_a_file_changed_on_disk_patches_the_graph(shop: Path) -> None:
                 changes=[types.FileEvent(uri=invoice.as_uri(), type=types.FileChangeType.Changed)]
             )
         )
-        await until(lambda: not diagnostics(client, invoice, code="must-inspect"), what="the fix to count")
+        await until(
+            lambda: not diagnostics(client, invoice, code="must-inspect"), what="the fix to count"
+        )
         assert len(diagnostics(client, shop / "shop/cart.py", code="must-inspect")) == 1

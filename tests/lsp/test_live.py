@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .lsp_helpers import Doc, actions, diagnostics, indexed, lenses, lines_of, serve, until
 from lsprotocol import types
+
+from .lsp_helpers import Doc, actions, diagnostics, indexed, lenses, lines_of, serve, until
 
 SIG_OLD = "def price(amount, rate):"
 SIG_NEW = "def price(amount, rate, currency):"
@@ -70,13 +71,17 @@ async def test_signature_edit_warns_in_other_files_until_fixed_or_undone(shop: P
         assert at_invoice.range.start == types.Position(line=7, character=12)
         [summary] = diagnostics(client, pricing.path)
         assert summary.severity == types.DiagnosticSeverity.Hint
-        assert summary.message.startswith("Blast radius of price (method-signature): 4 must-inspect")
+        assert summary.message.startswith(
+            "Blast radius of price (method-signature): 4 must-inspect"
+        )
 
         # fixing the call in cart.py removes its warning (the caller stays a MAY-IMPACT:
         # it still calls a changed signature); the invoice warning stays
         cart_doc = Doc(client, cart)
         cart_doc.replace(CART_CALL, 'price(amount, self.rate, "EUR")')
-        await until(lambda: not diagnostics(client, cart, code="must-inspect"), what="cart.py warning to go")
+        await until(
+            lambda: not diagnostics(client, cart, code="must-inspect"), what="cart.py warning to go"
+        )
         [may] = diagnostics(client, cart, code="may-impact")
         assert (may.code, may.severity) == ("may-impact", types.DiagnosticSeverity.Information)
         assert len(diagnostics(client, invoice, code="must-inspect")) == 1
@@ -85,7 +90,9 @@ async def test_signature_edit_warns_in_other_files_until_fixed_or_undone(shop: P
         pricing.replace(SIG_NEW, SIG_OLD)
         await until(lambda: not diagnostics(client, invoice), what="invoice.py to clear")
         await until(lambda: not diagnostics(client, pricing.path), what="the summary to clear")
-        await until(lambda: not diagnostics(client, cart, code="may-impact"), what="cart.py to clear")
+        await until(
+            lambda: not diagnostics(client, cart, code="may-impact"), what="cart.py to clear"
+        )
         # what is left in cart.py is the summary of its own (still unsaved) edit
         [own] = diagnostics(client, cart)
         assert own.message.startswith("Blast radius of Cart.total (method-body)")
@@ -97,7 +104,9 @@ async def test_closing_the_edited_document_clears_its_diagnostics(shop: Path) ->
         pricing.replace(SIG_OLD, SIG_NEW)
         await until(lambda: diagnostics(client, shop / "shop/cart.py"), what="warnings")
         pricing.close()
-        await until(lambda: not diagnostics(client, shop / "shop/cart.py"), what="warnings to clear")
+        await until(
+            lambda: not diagnostics(client, shop / "shop/cart.py"), what="warnings to clear"
+        )
         assert not diagnostics(client, shop / "shop/invoice.py")
 
 
@@ -136,7 +145,11 @@ async def test_lenses_on_the_changed_definition(shop: Path) -> None:
         pricing.replace(SIG_OLD, SIG_NEW)
         await until(lambda: diagnostics(client, shop / "shop/invoice.py"), what="warnings")
         found = await lenses(client, pricing)
-        assert [(lens.range.start.line, lens.command.title, lens.command.command) for lens in found if lens.command] == [
+        assert [
+            (lens.range.start.line, lens.command.title, lens.command.command)
+            for lens in found
+            if lens.command
+        ] == [
             (3, "Blast radius: 4 must · 1 may · 1 batches", "impact.showBlastRadius"),
             (3, "Batch 1 · 6 sites: price → Cart.total → line → …", "impact.showLocations"),
             (3, "Run 4 affected tests", "impact.runAffectedTests"),
@@ -185,7 +198,7 @@ async def test_next_edit_action_opens_the_first_site(shop: Path) -> None:
         # at that MUST site the next action leads on
         cart = Doc(client, shop / "shop/cart.py")
         at_site = await actions(client, cart, line=18, character=25)
-        assert [a.title for a in at_site][0].startswith("Next edit: line — ")
+        assert next(a.title for a in at_site).startswith("Next edit: line — ")
         # nowhere near a change: no action
         assert await actions(client, pricing, line=10) == []
 
@@ -197,6 +210,43 @@ async def test_multi_root_workspaces_are_analyzed_separately(shop: Path, shop_no
         one.replace(SIG_OLD, SIG_NEW)
         two.replace(SIG_OLD, "def price(amount):")
         await until(lambda: diagnostics(client, shop / "shop/cart.py"), what="root one")
-        [other] = await until(lambda: diagnostics(client, shop_no_git / "shop/cart.py"), what="root two")
+        [other] = await until(
+            lambda: diagnostics(client, shop_no_git / "shop/cart.py"), what="root two"
+        )
         assert "removed param rate" in other.message or "rate" in other.message
         assert lines_of(diagnostics(client, shop / "shop/invoice.py")) == [7]
+
+
+async def test_workspace_folders_can_be_added_and_removed(shop: Path, shop_no_git: Path) -> None:
+    async with serve(shop) as client:
+        folder = types.WorkspaceFolder(uri=shop_no_git.as_uri(), name="plain")
+        client.workspace_did_change_workspace_folders(
+            types.DidChangeWorkspaceFoldersParams(
+                event=types.WorkspaceFoldersChangeEvent(added=[folder], removed=[])
+            )
+        )
+        pricing = Doc(client, shop_no_git / "shop/pricing.py")
+        pricing.replace(SIG_OLD, SIG_NEW)
+        cart = shop_no_git / "shop/cart.py"
+        await until(lambda: diagnostics(client, cart), what="warnings in the added folder")
+        client.workspace_did_change_workspace_folders(
+            types.DidChangeWorkspaceFoldersParams(
+                event=types.WorkspaceFoldersChangeEvent(added=[], removed=[folder])
+            )
+        )
+        await until(lambda: not diagnostics(client, cart), what="the removed folder to clear")
+
+
+async def test_exit_during_indexing_is_prompt_and_clean(tmp_path: Path) -> None:
+    big = tmp_path / "big"
+    for i in range(1500):
+        package = big / f"pkg{i // 100}"
+        package.mkdir(parents=True, exist_ok=True)
+        (package / f"mod{i}.py").write_text(
+            "".join(f"def f{j}(a, b):\n    return g{j}(a) + b\n\n\n" for j in range(20)),
+            encoding="utf-8",
+        )
+    async with serve(big) as client:
+        Doc(client, big / "pkg0" / "mod0.py")
+    # serve() sent shutdown and exit and waited for the process (bounded by its timeout)
+    assert client._server is not None and client._server.returncode == 0

@@ -25,7 +25,8 @@ from impact_ls.server.testrun import CaseOutcome, CaseResult, RunOutcome, TestRu
 SEED = QualName("shop.pricing.price")
 LINES = {
     "shop/pricing.py": ["", "", "", "def price(amount, rate, currency):", "    return amount"],
-    "shop/cart.py": ["x"] * 18 + ["        return sum(price(amount, self.rate) for amount in self.items)"],
+    "shop/cart.py": ["x"] * 18
+    + ["        return sum(price(amount, self.rate) for amount in self.items)"],
     "shop/invoice.py": ["x"] * 7 + ["    gross = price(amount, 0.2)  # é"],
 }
 
@@ -52,7 +53,14 @@ LOC = FakeLocator()
 
 
 def _entry(
-    entity: str, file: str, line: int, cols: tuple[int, int], *, bucket: Bucket, reason: str, **kw: object
+    entity: str,
+    file: str,
+    line: int,
+    cols: tuple[int, int],
+    *,
+    bucket: Bucket,
+    reason: str,
+    **kw: object,
 ) -> TriageEntry:
     return TriageEntry(
         entity=QualName(entity),
@@ -71,16 +79,29 @@ def _entry(
 
 
 CART = _entry(
-    "shop.cart.Cart.total", "shop/cart.py", 19, (19, 42), bucket=Bucket.MUST_INSPECT,
+    "shop.cart.Cart.total",
+    "shop/cart.py",
+    19,
+    (19, 42),
+    bucket=Bucket.MUST_INSPECT,
     reason="method-signature changed (price) → Cart.total must re-bind via CalledBy",
 )
 INVOICE = _entry(
-    "shop.invoice.line", "shop/invoice.py", 8, (12, 30), bucket=Bucket.MUST_INSPECT,
+    "shop.invoice.line",
+    "shop/invoice.py",
+    8,
+    (12, 30),
+    bucket=Bucket.MUST_INSPECT,
     reason="method-signature changed (price) → line must re-bind via CalledBy",
 )
 PLUGIN = _entry(
-    "shop.plugins.load", "shop/plugins.py", 3, (4, 30), bucket=Bucket.MAY_IMPACT,
-    reason="string-keyed getattr of 'price'", unanalyzable=True,
+    "shop.plugins.load",
+    "shop/plugins.py",
+    3,
+    (4, 30),
+    bucket=Bucket.MAY_IMPACT,
+    reason="string-keyed getattr of 'price'",
+    unanalyzable=True,
 )
 CHANGE = Change(
     change_type=ChangeType.METHOD_SIGNATURE,
@@ -111,7 +132,9 @@ def _report(**kw: object) -> Report:
     return Report(**values)  # type: ignore[arg-type]
 
 
-def test_must_sites_are_warnings_at_the_exact_call_with_the_cause_and_the_changed_definition() -> None:
+def test_must_sites_are_warnings_at_the_exact_call_with_the_cause_and_the_changed_definition() -> (
+    None
+):
     diags = present.report_diagnostics(_report(), locator=LOC)
     [cart] = diags["file:///w/shop/cart.py"]
     assert cart.severity == types.DiagnosticSeverity.Warning
@@ -175,12 +198,17 @@ def test_no_summary_when_nothing_is_reached_and_incomplete_changes_are_not_shown
     incomplete = Change(
         change_type=ChangeType.INCOMPLETE, entity=SEED, file="shop/pricing.py", line_range=(4, 4)
     )
-    assert present.code_lenses(_report(changes=(incomplete,)), file="shop/pricing.py", locator=LOC) == []
+    assert (
+        present.code_lenses(_report(changes=(incomplete,)), file="shop/pricing.py", locator=LOC)
+        == []
+    )
 
 
 def test_stale_reports_say_so() -> None:
     diags = present.report_diagnostics(_report(stale=True), locator=LOC)
-    assert diags["file:///w/shop/cart.py"][0].message.endswith("(stale: the edit does not parse yet)")
+    assert diags["file:///w/shop/cart.py"][0].message.endswith(
+        "(stale: the edit does not parse yet)"
+    )
     lenses = present.code_lenses(_report(stale=True), file="shop/pricing.py", locator=LOC)
     assert lenses[0].command is not None
     assert lenses[0].command.title == "Blast radius: 2 must · 1 may · 2 batches (stale)"
@@ -208,7 +236,10 @@ def test_lenses_blast_radius_batches_and_tests() -> None:
     uri, position, locations = lenses[1].command.arguments  # type: ignore[union-attr, misc]
     assert uri == "file:///w/shop/pricing.py"
     assert position == {"line": 3, "character": 0}
-    assert [loc["uri"] for loc in locations] == ["file:///w/shop/pricing.py", "file:///w/shop/cart.py"]
+    assert [loc["uri"] for loc in locations] == [
+        "file:///w/shop/pricing.py",
+        "file:///w/shop/cart.py",
+    ]
     assert locations[1]["range"]["start"] == {"line": 18, "character": 19}
     assert lenses[3].command.arguments == [  # type: ignore[union-attr]
         {
@@ -237,8 +268,12 @@ def _titles(actions: list[types.CodeAction]) -> list[str]:
 
 def test_actions_at_the_changed_definition_follow_the_batch_order_without_an_llm() -> None:
     report = _report()
-    at_def = types.Range(start=types.Position(line=3, character=4), end=types.Position(line=3, character=4))
-    actions = present.code_actions([report], file="shop/pricing.py", rng=at_def, locator=LOC, own=report)
+    at_def = types.Range(
+        start=types.Position(line=3, character=4), end=types.Position(line=3, character=4)
+    )
+    actions = present.code_actions(
+        [report], file="shop/pricing.py", rng=at_def, locator=LOC, own=report
+    )
     assert _titles(actions) == [
         f"Next edit: Cart.total — {CART.reason}",
         "Show blast radius",
@@ -252,19 +287,32 @@ def test_actions_at_the_changed_definition_follow_the_batch_order_without_an_llm
             "range": {"start": {"line": 18, "character": 19}, "end": {"line": 18, "character": 42}},
         }
     ]
-    elsewhere = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
-    assert present.code_actions([report], file="shop/pricing.py", rng=elsewhere, locator=LOC, own=report) == []
+    elsewhere = types.Range(
+        start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
+    )
+    assert (
+        present.code_actions(
+            [report], file="shop/pricing.py", rng=elsewhere, locator=LOC, own=report
+        )
+        == []
+    )
 
 
 def test_actions_at_a_must_site_point_to_the_next_one_then_to_the_tests() -> None:
     report = _report()
-    at_cart = types.Range(start=types.Position(line=18, character=25), end=types.Position(line=18, character=25))
+    at_cart = types.Range(
+        start=types.Position(line=18, character=25), end=types.Position(line=18, character=25)
+    )
     warning = present.report_diagnostics(report, locator=LOC)["file:///w/shop/cart.py"]
-    actions = present.code_actions([report], file="shop/cart.py", rng=at_cart, locator=LOC, context=warning)
+    actions = present.code_actions(
+        [report], file="shop/cart.py", rng=at_cart, locator=LOC, context=warning
+    )
     assert _titles(actions) == [f"Next edit: line — {INVOICE.reason}"]
     assert actions[0].kind == types.CodeActionKind.QuickFix
     assert actions[0].diagnostics == warning
-    at_invoice = types.Range(start=types.Position(line=7, character=14), end=types.Position(line=7, character=14))
+    at_invoice = types.Range(
+        start=types.Position(line=7, character=14), end=types.Position(line=7, character=14)
+    )
     last = present.code_actions([report], file="shop/invoice.py", rng=at_invoice, locator=LOC)
     assert _titles(last) == ["Run 2 affected tests"]
 
@@ -295,7 +343,9 @@ def test_affected_tests_and_test_failure_diagnostics() -> None:
     run = TestRun(
         outcome=RunOutcome.FAILED,
         cases=(
-            CaseResult(test_id="tests/t.py::test_ok", file="tests/t.py", line=1, outcome=CaseOutcome.PASSED),
+            CaseResult(
+                test_id="tests/t.py::test_ok", file="tests/t.py", line=1, outcome=CaseOutcome.PASSED
+            ),
             CaseResult(
                 test_id="tests/t.py::test_bad",
                 file="tests/t.py",

@@ -62,7 +62,11 @@ async def test_runs_the_selection_and_reads_failures_with_their_lines(project: P
     result = run.as_dict()
     assert (result["passed"], result["failed"], result["errors"]) == (1, 1, 0)
     # nothing written into the project: no cache, no bytecode
-    assert sorted(p.name for p in project.rglob("*")) == ["pyproject.toml", "test_things.py", "tests"]
+    assert sorted(p.name for p in project.rglob("*")) == [
+        "pyproject.toml",
+        "test_things.py",
+        "tests",
+    ]
 
 
 async def test_all_passing(project: Path) -> None:
@@ -94,14 +98,18 @@ async def test_a_cancel_stops_pytest(project: Path) -> None:
 
 async def test_a_missing_pytest_module_is_reported(project: Path) -> None:
     settings = Settings(pytest_command=(sys.executable, "-m", "pytest_is_not_installed_here"))
-    run = await run_pytest(["tests/test_things.py::test_ok"], root=project, settings=settings, timeout_s=30)
+    run = await run_pytest(
+        ["tests/test_things.py::test_ok"], root=project, settings=settings, timeout_s=30
+    )
     assert run.outcome is RunOutcome.ERROR
     assert run.message.startswith("pytest is not installed for ")
 
 
 async def test_a_missing_interpreter_is_reported(project: Path) -> None:
     settings = Settings(python=str(project / "no-such-python"))
-    run = await run_pytest(["tests/test_things.py::test_ok"], root=project, settings=settings, timeout_s=30)
+    run = await run_pytest(
+        ["tests/test_things.py::test_ok"], root=project, settings=settings, timeout_s=30
+    )
     assert run.outcome is RunOutcome.ERROR
     assert run.message.startswith(f"cannot start '{project / 'no-such-python'}'")
 

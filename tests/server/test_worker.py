@@ -35,8 +35,12 @@ async def test_debounce_runs_only_the_last_schedule_of_a_key(worker: Worker) -> 
 
 async def test_keys_are_debounced_independently(worker: Worker) -> None:
     delivered: dict[str, int] = {}
-    worker.schedule("a", lambda g: 1, delay_s=0.01, deliver=lambda g, r: delivered.__setitem__("a", r))
-    worker.schedule("b", lambda g: 2, delay_s=0.01, deliver=lambda g, r: delivered.__setitem__("b", r))
+    worker.schedule(
+        "a", lambda g: 1, delay_s=0.01, deliver=lambda g, r: delivered.__setitem__("a", r)
+    )
+    worker.schedule(
+        "b", lambda g: 2, delay_s=0.01, deliver=lambda g, r: delivered.__setitem__("b", r)
+    )
     await asyncio.sleep(0.02)
     await worker.idle()
     assert delivered == {"a": 1, "b": 2}
@@ -102,7 +106,7 @@ async def test_a_failing_job_is_logged_and_the_worker_keeps_going(
 
 async def test_bump_cancels_a_pending_timer(worker: Worker) -> None:
     ran: list[int] = []
-    worker.schedule("a", lambda g: ran.append(g), delay_s=0.02)
+    worker.schedule("a", ran.append, delay_s=0.02)
     worker.bump("a")
     await asyncio.sleep(0.05)
     await worker.idle()
