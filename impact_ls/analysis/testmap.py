@@ -114,10 +114,11 @@ def _widest(
     frontier = dict(best)
     for _ in range(max_hops):
         improved: dict[QualName, float] = {}
-        for qid in sorted(frontier):
-            conf = frontier[qid]
+        # Each node keeps the maximum over all paths, so visiting order cannot change the
+        # result: unsorted edges and frontier (sorting them dominated the cost on django).
+        for qid, conf in frontier.items():
             for nxt, weight in _neighbours(qid, graph):
-                value = min(conf, weight)
+                value = conf if conf < weight else weight
                 # min() never grows along a path, so a value under the floor is a dead end.
                 if value < min_conf or value <= best.get(nxt, 0.0):
                     continue
@@ -131,10 +132,15 @@ def _widest(
 
 
 def _neighbours(qid: QualName, graph: CodeGraph) -> Iterator[tuple[QualName, float]]:
-    for edge in graph.dependents(qid, kinds=_BACKWARD):
+    for edge in graph.dependents_unordered(qid):
+        weight = _BACKWARD.get(edge.kind)
+        if weight is None:
+            continue
         if edge.kind is EdgeKind.REEXPORT and edge.member:
-            yield QualName(f"{edge.source}.{edge.member}"), _BACKWARD[edge.kind]
+            yield QualName(f"{edge.source}.{edge.member}"), weight
         else:
-            yield edge.source, _BACKWARD[edge.kind]
-    for edge in graph.dependencies(qid, kinds=_FORWARD):
-        yield edge.target, _FORWARD[edge.kind]
+            yield edge.source, weight
+    for edge in graph.dependencies_unordered(qid):
+        weight = _FORWARD.get(edge.kind)
+        if weight is not None:
+            yield edge.target, weight

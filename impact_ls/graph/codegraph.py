@@ -183,6 +183,18 @@ class CodeGraph:
         """Outgoing edges of ``source``: what it depends on (callees, imports, bases…)."""
         return self._select(self._outgoing.get(QualName(source), ()), kinds, confirmed)
 
+    def dependents_unordered(self, target: str) -> tuple[Edge, ...]:
+        """Every incoming edge of ``target``, unsorted and unfiltered.
+
+        For hot loops whose result does not depend on edge order (``dependents`` sorts, which
+        costs more than the lookup itself on a large graph).
+        """
+        return tuple(self._incoming.get(QualName(target), ()))
+
+    def dependencies_unordered(self, source: str) -> tuple[Edge, ...]:
+        """Every outgoing edge of ``source``, unsorted and unfiltered (see ``dependents_unordered``)."""
+        return tuple(self._outgoing.get(QualName(source), ()))
+
     def has_edge(self, *, source: str, target: str, kind: EdgeKind | None = None) -> bool:
         """Whether an edge (of ``kind``, if given) runs from ``source`` to ``target``."""
         return any(
