@@ -109,11 +109,14 @@ def analyze(
     task_text = " ".join(c.short_name for c in changes)
     cochange = cochange_of(changed_files, task_text) if cochange_of and changes else ()
     cochange_by_file = {c.file: c.score for c in cochange}
-    test_conf: dict[QualName, float] = {}
-    for node in graph.tests():
-        for hit in hits:
-            if node.test_id == hit.test:
-                test_conf[node.id] = max(test_conf.get(node.id, 0.0), hit.conf)
+    conf_by_test: dict[str, float] = {}
+    for hit in hits:
+        conf_by_test[hit.test] = max(conf_by_test.get(hit.test, 0.0), hit.conf)
+    test_conf: dict[QualName, float] = {
+        node.id: conf_by_test[node.test_id]
+        for node in graph.tests()
+        if node.test_id in conf_by_test
+    }
 
     ranked = []
     for change in changes:

@@ -38,6 +38,10 @@ class CodeGraph:
         self._outgoing: dict[QualName, list[Edge]] = defaultdict(list)
         self._dynamic_by_file: dict[str, list[DynamicRef]] = defaultdict(list)
         self._dynamic_by_name: dict[str, list[DynamicRef]] = defaultdict(list)
+        # Small indexes the analysis reads on every run (scanning every node or reference
+        # instead cost milliseconds per analysis on django).
+        self._tests: dict[QualName, Node] = {}
+        self._getattr_by_file: dict[str, list[DynamicRef]] = {}
         self.confirmer = confirmer
 
     # ------------------------------------------------------------------ building
@@ -79,6 +83,11 @@ class CodeGraph:
             self._nodes[node.id] = node
             self._by_file[file][node.id] = node
             self._by_name[node.name].add(node.id)
+            # Same invariant as ``_nodes``: the id's latest node, kept only while it is a test.
+            if node.kind is NodeKind.TEST:
+                self._tests[node.id] = node
+            else:
+                self._tests.pop(node.id, None)
         for edge in edges:
             self._edges_by_file[file].append(edge)
             self._incoming[edge.target].append(edge)
@@ -86,6 +95,8 @@ class CodeGraph:
         for ref in dynamic:
             self._dynamic_by_file[file].append(ref)
             self._dynamic_by_name[ref.name].append(ref)
+            if ref.kind is DynamicKind.MODULE_GETATTR:
+                self._getattr_by_file.setdefault(file, []).append(ref)
 
     def replace_edges(self, file: str, edges: Iterable[Edge]) -> None:
         """Swap only the edges evidenced in ``file`` (re-resolution after another file changed)."""
@@ -100,12 +111,14 @@ class CodeGraph:
         for qid in self._by_file.pop(file, {}):
             node = self._nodes.pop(qid, None)
             if node is not None:
+                self._tests.pop(qid, None)
                 names = self._by_name.get(node.name)
                 if names is not None:
                     names.discard(qid)
                     if not names:
                         del self._by_name[node.name]
         self._drop_edges(file)
+        self._getattr_by_file.pop(file, None)
         for ref in self._dynamic_by_file.pop(file, []):
             refs = self._dynamic_by_name[ref.name]
             refs.remove(ref)
@@ -192,7 +205,7 @@ class CodeGraph:
         return tuple(self._incoming.get(QualName(target), ()))
 
     def dependencies_unordered(self, source: str) -> tuple[Edge, ...]:
-        """Every outgoing edge of ``source``, unsorted and unfiltered (see ``dependents_unordered``)."""
+        """Every outgoing edge of ``source``, unsorted and unfiltered (for hot loops)."""
         return tuple(self._outgoing.get(QualName(source), ()))
 
     def has_edge(self, *, source: str, target: str, kind: EdgeKind | None = None) -> bool:
@@ -276,16 +289,13 @@ class CodeGraph:
     def module_getattr_refs(self) -> list[DynamicRef]:
         """Modules that define ``__getattr__`` and so may serve any name."""
         return sorted(
-            (r for r in self.dynamic_refs() if r.kind is DynamicKind.MODULE_GETATTR),
+            (r for refs in self._getattr_by_file.values() for r in refs),
             key=lambda r: (r.file, r.span.line),
         )
 
     def tests(self) -> list[Node]:
         """Every pytest test node, sorted by test id."""
-        return sorted(
-            (n for n in self._nodes.values() if n.kind is NodeKind.TEST),
-            key=lambda n: n.test_id or n.id,
-        )
+        return sorted(self._tests.values(), key=lambda n: n.test_id or n.id)
 
     def stats(self) -> dict[str, int]:
         """Counts of nodes, edges and dynamic references."""
