@@ -236,10 +236,11 @@ export function buildTree(report: Report): TreeNode[] {
       tooltip: 'Edit and validate each batch together, in this order.',
       icon: 'layers',
       expanded: true,
-      children: report.batches.map((batch) => ({
+      // Numbered from 1 in edit order, as the server's batch lenses are.
+      children: report.batches.map((batch, ordinal) => ({
         id: `batch:${batch.batchId}`,
         kind: 'batch',
-        label: `Batch ${batch.batchId} · ${plural(batch.size, 'site')}${batch.split ? ' (split)' : ''}`,
+        label: `Batch ${ordinal + 1} · ${plural(batch.size, 'site')}${batch.split ? ' (split)' : ''}`,
         description: batch.members.map(shortName).join(' → '),
         icon: 'list-ordered',
         expanded: false,

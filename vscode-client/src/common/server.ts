@@ -17,7 +17,6 @@ import {
   RevealOutputChannelOn,
   type ServerOptions,
   State,
-  TransportKind,
   WorkDoneProgress,
   WorkDoneProgressCreateRequest,
 } from 'vscode-languageclient/node';
@@ -221,7 +220,8 @@ export class ImpactServer implements vscode.Disposable {
     const serverOptions: ServerOptions = {
       command,
       args,
-      transport: TransportKind.stdio,
+      // No `transport`: with TransportKind.stdio the client appends `--stdio`, which
+      // `impact-ls serve` rejects; an Executable without one talks over stdio anyway.
       options: {
         ...(folder !== undefined ? { cwd: folder.uri.fsPath } : {}),
         env: { ...process.env, PYTHONUNBUFFERED: '1', PYTHONIOENCODING: 'utf-8' },

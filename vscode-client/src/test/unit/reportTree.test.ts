@@ -191,16 +191,16 @@ describe('buildTree', () => {
     );
   });
 
-  it('gives batches in order, each member located by its site, DAG node or change', () => {
+  it('numbers batches from 1 in order, as the lenses do, each member located by its site, DAG node or change', () => {
     const batches = child(buildTree(report()), 'batches');
     assert.deepEqual(
       batches.children.map((b) => [b.label, b.description]),
       [
         [
-          'Batch 0 · 4 sites',
+          'Batch 1 · 4 sites',
           'LoginService.login → handlers.login_endpoint → views.login_view → Session.validate',
         ],
-        ['Batch 1 · 1 site', 'registry.dispatch'],
+        ['Batch 2 · 1 site', 'registry.dispatch'],
       ],
     );
     assert.deepEqual(

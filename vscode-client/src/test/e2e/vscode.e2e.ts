@@ -1,0 +1,240 @@
+/**
+ * The extension in a real VS Code: code-server 4.100.3 (VS Code 1.100.3) driven in Debian's
+ * Chromium through playwright-core.
+ *
+ * Installs the built .vsix, opens `fixtures/vscode_demo` planted with its git history, adds a
+ * required parameter to `LoginService.login`, and checks what a user would see: the lenses above
+ * the definition, the MUST-INSPECT warnings in the Problems panel for the two callers in other
+ * files, the Blast Radius view's items, and the references peek of the batch lens. Screenshots
+ * go to `.test-artifacts/vscode-e2e/`.
+ *
+ * Opt-in (`IMPACT_E2E_VSCODE=1 scripts/ci.sh`, or `npm run test:e2e`): it needs apt packages,
+ * a code-server build and a browser.
+ */
+
+import assert from 'node:assert/strict';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+
+import { type Browser, type Page, chromium } from 'playwright-core';
+
+import {
+  ARTIFACTS_DIR,
+  type CodeServer,
+  builtVsix,
+  impactPython,
+  installCodeServer,
+  installExtension,
+  plantFixture,
+  startCodeServer,
+  writeUserSettings,
+} from './codeServer';
+
+const CHROMIUM = process.env.IMPACT_E2E_CHROMIUM ?? '/usr/bin/chromium';
+const STEP_TIMEOUT = 90_000;
+
+describe('the Impact extension in VS Code (code-server)', { timeout: 15 * 60_000 }, () => {
+  let tmp = '';
+  let workspace = '';
+  let codeServer: CodeServer | undefined;
+  let browser: Browser | undefined;
+  let page: Page;
+  let pageOpened = false;
+
+  async function shot(name: string): Promise<string> {
+    const file = join(ARTIFACTS_DIR, `${name}.png`);
+    await page.screenshot({ path: file });
+    return file;
+  }
+
+  async function runCommand(title: string): Promise<void> {
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible' });
+    await input.fill(`>${title}`);
+    const entry = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+    await entry.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+    await page.keyboard.press('Enter');
+  }
+
+  before(async () => {
+    mkdirSync(ARTIFACTS_DIR, { recursive: true });
+    const entry = installCodeServer();
+    const vsix = builtVsix();
+    const python = impactPython();
+    tmp = mkdtempSync(join(tmpdir(), 'impact-vscode-e2e-'));
+    workspace = join(tmp, 'vscode_demo');
+    plantFixture(python, 'vscode_demo', workspace);
+    const dirs = { user: join(tmp, 'user-data'), extensions: join(tmp, 'extensions') };
+    writeUserSettings(dirs.user, python);
+    const installed = installExtension(entry, dirs, vsix);
+    assert.match(installed, /^impact-ls\.impact-ls@\d+\.\d+\.\d+$/m);
+
+    codeServer = await startCodeServer(entry, dirs, workspace);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+    });
+    const context = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
+    page = await context.newPage();
+    pageOpened = true;
+    await page.goto(`${codeServer.url}/?folder=${encodeURIComponent(workspace)}`);
+    await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+    // The explorer shows the fixture once the workbench is up.
+    await page
+      .locator('.explorer-folders-view .monaco-list-row', { hasText: 'pkg' })
+      .first()
+      .waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+  });
+
+  after(async () => {
+    if (pageOpened) {
+      await shot('last').catch(() => undefined);
+    }
+    await browser?.close();
+    if (codeServer !== undefined) {
+      writeFileSync(join(ARTIFACTS_DIR, 'code-server.log'), codeServer.log());
+      await codeServer.stop();
+    }
+    // The extension host's logs, the Impact output channel among them.
+    const logs = join(tmp, 'user-data', 'logs');
+    if (tmp !== '' && existsSync(logs)) {
+      rmSync(join(ARTIFACTS_DIR, 'logs'), { recursive: true, force: true });
+      cpSync(logs, join(ARTIFACTS_DIR, 'logs'), { recursive: true });
+    }
+    if (tmp !== '' && process.env.IMPACT_E2E_KEEP !== '1') {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+
+  it('shows lenses, Problems, the Blast Radius view and the batch peek after a signature edit', async () => {
+    // Open pkg/auth.py with Quick Open and add a required parameter to login().
+    await page.keyboard.press('Control+P');
+    const quickOpen = page.locator('.quick-input-widget input');
+    await quickOpen.waitFor({ state: 'visible' });
+    await quickOpen.fill('auth.py');
+    await page
+      .locator('.quick-input-list .monaco-list-row', { hasText: 'auth.py' })
+      .first()
+      .waitFor({ state: 'visible' });
+    await page.keyboard.press('Enter');
+    const editor = page.locator('.editor-instance .monaco-editor').first();
+    await editor.locator('.view-lines', { hasText: 'def login(self, user, password):' }).waitFor({
+      timeout: STEP_TIMEOUT,
+    });
+    await page.keyboard.press('Control+G');
+    await page.keyboard.type('10');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('End');
+    await page.keyboard.press('ArrowLeft');
+    await page.keyboard.press('ArrowLeft');
+    await page.keyboard.type(', mfa_code');
+    await page.keyboard.press('Escape');
+    await editor
+      .locator('.view-lines', { hasText: 'def login(self, user, password, mfa_code):' })
+      .waitFor();
+
+    // The lenses above the definition.
+    const lenses = editor.locator('.codelens-decoration');
+    await lenses
+      .filter({ hasText: /Blast radius: \d+ must/ })
+      .first()
+      .waitFor({ timeout: STEP_TIMEOUT });
+    const lensText = (await lenses.allInnerTexts()).join(' | ');
+    assert.match(lensText, /Blast radius: 4 must · 1 may · 1 batches/);
+    assert.match(lensText, /Batch 1 · \d+ sites: LoginService\.login → /);
+    assert.match(lensText, /Run 3 affected tests/);
+    await shot('1-lenses');
+
+    // The Problems panel: warnings at the broken calls in the other files.
+    await page.keyboard.press('Control+Shift+M');
+    const markers = page.locator('.markers-panel');
+    await markers.waitFor({ state: 'visible' });
+    const views = markers.locator('.monaco-list-row', { hasText: 'views.py' }).first();
+    await views.waitFor({ timeout: STEP_TIMEOUT });
+    await markers
+      .locator('.monaco-list-row', { hasText: 'handlers.py' })
+      .first()
+      .waitFor({ timeout: STEP_TIMEOUT });
+    const problems = (await markers.locator('.monaco-list-row').allInnerTexts()).join('\n');
+    assert.match(problems, /pkg\.views\.login_view must re-bind via CalledBy/);
+    assert.match(problems, /pkg\.api\.handlers\.login_endpoint must re-bind via CalledBy/);
+    await shot('2-problems');
+
+    // The Blast Radius view, through the palette command. Its tree renders only the rows in
+    // sight, so the panel is closed and the folder section collapsed to give it the height.
+    await page.keyboard.press('Control+J');
+    await page.locator('.pane-header', { hasText: 'vscode_demo' }).first().click();
+    await runCommand('Impact: Show Blast Radius');
+    const tree = page.locator('.pane', {
+      has: page.locator('.pane-header', { hasText: 'Blast Radius' }),
+    });
+    await tree
+      .locator('.monaco-list-row', { hasText: 'MUST-INSPECT' })
+      .first()
+      .waitFor({ timeout: STEP_TIMEOUT });
+    const rows = await tree.locator('.monaco-list-row').allInnerTexts();
+    const treeText = rows.join('\n');
+    assert.match(treeText, /MUST-INSPECT · 4 sites/);
+    assert.match(treeText, /views\.login_view/);
+    assert.match(treeText, /handlers\.login_endpoint/);
+    assert.match(treeText, /MAY-IMPACT · 1 site/);
+    assert.match(treeText, /Batches · 1/);
+    assert.match(treeText, /Affected tests · 3/);
+    const screenshot = await shot('3-blast-radius-view');
+    console.log(`screenshot: ${screenshot}`);
+
+    // A click on a site opens it.
+    await tree.locator('.monaco-list-row', { hasText: 'views.login_view' }).first().click();
+    await page
+      .locator('.tabs-container .tab', { hasText: 'views.py' })
+      .first()
+      .waitFor({ timeout: STEP_TIMEOUT });
+
+    // Back in auth.py, the batch lens opens the references peek on the batch's sites.
+    await page.locator('.tabs-container .tab', { hasText: 'auth.py' }).first().click();
+    await editor
+      .locator('.codelens-decoration a', { hasText: /Batch 1 · / })
+      .first()
+      .click({ timeout: STEP_TIMEOUT });
+    const peek = page.locator('.peekview-widget');
+    await peek.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+    await peek.locator('.monaco-list-row', { hasText: 'views.py' }).first().waitFor();
+    await shot('4-batch-peek');
+    await page.keyboard.press('Escape');
+
+    // Save, then the tests lens runs them in a terminal with the interpreter: exactly the
+    // three tests the analysis named fail on the new signature.
+    await page.keyboard.press('Control+S');
+    await editor
+      .locator('.codelens-decoration a', { hasText: /Run 3 affected tests/ })
+      .first()
+      .click({ timeout: STEP_TIMEOUT });
+    const terminal = page.locator('.terminal-wrapper .xterm-rows');
+    await terminal
+      .filter({ hasText: /3 failed/ })
+      .first()
+      .waitFor({ timeout: STEP_TIMEOUT });
+    const terminalText = await terminal.first().innerText();
+    for (const test of [
+      'tests/test_auth.py::test_login',
+      'tests/test_auth.py::test_wrong_password',
+      'tests/test_views.py::test_login_view',
+    ]) {
+      assert.ok(terminalText.includes(`FAILED ${test} `), `${test} failed:\n${terminalText}`);
+    }
+    assert.match(terminalText, /missing 1 required positional argument: 'mfa_code'/);
+    await shot('5-affected-tests-terminal');
+  });
+});
