@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from impact_ls import config
 from impact_ls.analysis.relations import walk_seeds
@@ -39,7 +39,6 @@ from impact_ls.model import (
     ChangeType,
     EdgeKind,
     Member,
-    NodeKind,
     QualName,
     TestHit,
     TestId,
@@ -82,15 +81,16 @@ def map_tests(
         parent, _, name = change.entity.rpartition(".")
         if change.change_type is ChangeType.CONSTRUCTOR and name in _CONSTRUCTORS and parent:
             starts.add(QualName(parent))
+    tests = {node.id: node.test_id for node in graph.tests() if node.test_id is not None}
     hits: list[TestHit] = []
     for file in sorted(starts_by_file):
-        best = _widest(starts_by_file[file], graph, min_conf=min_conf, max_hops=max_hops)
+        best = _widest(
+            starts_by_file[file], graph, tests=tests, min_conf=min_conf, max_hops=max_hops
+        )
         per_test: dict[TestId, float] = {}
-        for qid, conf in best.items():
-            node = graph.node(qid)
-            if node is None or node.kind is not NodeKind.TEST or node.test_id is None:
-                continue
-            per_test[node.test_id] = max(per_test.get(node.test_id, 0.0), conf)
+        for qid in best.keys() & tests.keys():
+            test_id = tests[qid]
+            per_test[test_id] = max(per_test.get(test_id, 0.0), best[qid])
         hits.extend(
             TestHit(file=file, test=test, conf=round(conf, _DECIMALS))
             for test, conf in per_test.items()
@@ -107,12 +107,22 @@ def format_test_map(hits: Sequence[TestHit]) -> str:
 
 
 def _widest(
-    starts: set[QualName], graph: CodeGraph, *, min_conf: float, max_hops: int
+    starts: set[QualName],
+    graph: CodeGraph,
+    *,
+    tests: Mapping[QualName, TestId],
+    min_conf: float,
+    max_hops: int,
 ) -> dict[QualName, float]:
-    """Best bottleneck weight of any path of ≤ ``max_hops`` edges from ``starts`` to each node."""
+    """Best bottleneck weight of any path of ≤ ``max_hops`` edges from ``starts`` to each node.
+
+    Nodes first reached by the last hop are kept only when they are ``tests``: nothing walks on
+    from them, and only tests are read from the result (the last hop is the widest on django).
+    """
     best = dict.fromkeys(starts, 1.0)
     frontier = dict(best)
-    for _ in range(max_hops):
+    for hop in range(1, max_hops + 1):
+        last = hop == max_hops
         improved: dict[QualName, float] = {}
         # Each node keeps the maximum over all paths, so visiting order cannot change the
         # result: unsorted edges and frontier (sorting them dominated the cost on django).
@@ -120,7 +130,9 @@ def _widest(
             for nxt, weight in _neighbours(qid, graph):
                 value = conf if conf < weight else weight
                 # min() never grows along a path, so a value under the floor is a dead end.
-                if value < min_conf or value <= best.get(nxt, 0.0):
+                if value < min_conf or (last and nxt not in tests):
+                    continue
+                if value <= best.get(nxt, 0.0):
                     continue
                 if value > improved.get(nxt, 0.0):
                     improved[nxt] = value
