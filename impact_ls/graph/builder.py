@@ -18,7 +18,7 @@ from collections.abc import Iterable
 
 from impact_ls.graph.codegraph import CodeGraph, Confirmer
 from impact_ls.graph.extract import extract_facts
-from impact_ls.graph.facts import FileFacts
+from impact_ls.graph.facts import FileFacts, gc_paused
 from impact_ls.graph.modules import module_for, source_roots
 from impact_ls.graph.resolve import (
     FileInfo,
@@ -109,6 +109,10 @@ class GraphBuilder:
 
     def load(self, facts: Iterable[FileFacts]) -> None:
         """Replace everything with ``facts`` and resolve every file once (a cold build)."""
+        with gc_paused():
+            self._load(facts)
+
+    def _load(self, facts: Iterable[FileFacts]) -> None:
         confirmer = self._graph.confirmer
         self.__init__(confirmer=confirmer)  # type: ignore[misc]
         for f in facts:
@@ -137,6 +141,10 @@ class GraphBuilder:
 
     def set_facts(self, facts: FileFacts) -> None:
         """Add or replace one file's facts; re-resolve it and the files that read what changed."""
+        with gc_paused():
+            self._set_facts(facts)
+
+    def _set_facts(self, facts: FileFacts) -> None:
         file = facts.file
         old = self._facts.get(file)
         old_info = self._infos.get(file)
@@ -160,11 +168,12 @@ class GraphBuilder:
             del self._facts[file]
             self._reroot(roots, changed={})
             return
-        keys = self._unindex(old)
-        del self._facts[file]
-        self._graph.remove_file(file)
-        self._forget_reads(file)
-        self._reresolve(keys, also=())
+        with gc_paused():
+            keys = self._unindex(old)
+            del self._facts[file]
+            self._graph.remove_file(file)
+            self._forget_reads(file)
+            self._reresolve(keys, also=())
 
     # ------------------------------------------------------------------ internals
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from impact_ls.graph.facts import (
     CALL,
+    gc_paused,
     SUPER,
     UNKNOWN,
     AccessFact,
@@ -41,6 +42,8 @@ from impact_ls.model import ArgShape, DynamicKind, NodeKind, Param, ParamKind, S
 logger = logging.getLogger(__name__)
 
 _BUILTINS = frozenset(dir(builtins))
+_SHAPES: dict[tuple[int, tuple[str, ...], bool, bool], ArgShape] = {}
+_MAX_SHAPES = 4096
 MAX_NODE_STRINGS = 32
 MAX_DOC_CHARS = 200
 _MAX_STRING_SCAN = 200
@@ -60,6 +63,11 @@ _OPTIONAL_WRAPPERS = {"Optional", "Annotated", "ClassVar", "Final", "Type", "typ
 
 def extract_facts(text: str, *, file: str, module: str, is_package: bool) -> FileFacts:
     """Extract the facts of one file; never raises, whatever ``text`` holds."""
+    with gc_paused():
+        return _extract(text, file=file, module=module, is_package=is_package)
+
+
+def _extract(text: str, *, file: str, module: str, is_package: bool) -> FileFacts:
     try:
         tree = parse_quietly(text, file)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
@@ -243,9 +251,13 @@ def _arg_shape(call: ast.Call) -> ArgShape:
             double_star = True
         else:
             keywords.append(kw.arg)
-    return ArgShape(
-        positional=positional, keywords=tuple(keywords), star=star, double_star=double_star
-    )
+    key = (positional, tuple(keywords), star, double_star)
+    shape = _SHAPES.get(key)
+    if shape is None:
+        shape = ArgShape(positional=positional, keywords=key[1], star=star, double_star=double_star)
+        if len(_SHAPES) < _MAX_SHAPES:
+            _SHAPES[key] = shape  # shared: most call sites have one of a few hundred shapes
+    return shape
 
 
 def _params(args: ast.arguments) -> list[tuple[Param, ast.arg]]:
@@ -436,27 +448,6 @@ class _Walker:
         self.test_classes: list[bool] = []
         self.class_usefixtures: list[list[Request]] = []
         self.line_count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
-        self._dispatch: dict[type, Callable[[Any], None]] = {
-            ast.FunctionDef: self._visit_def,
-            ast.AsyncFunctionDef: self._visit_def,
-            ast.ClassDef: self._visit_class,
-            ast.Import: self._visit_import,
-            ast.ImportFrom: self._visit_import_from,
-            ast.Assign: self._visit_assign,
-            ast.AnnAssign: self._visit_ann_assign,
-            ast.AugAssign: self._visit_aug_assign,
-            ast.Call: self._visit_call,
-            ast.Attribute: self._visit_attribute,
-            ast.Name: self._visit_name,
-            ast.Constant: self._visit_constant,
-            ast.If: self._visit_if,
-            ast.Global: self._visit_global,
-            ast.Nonlocal: self._visit_global,
-            ast.Lambda: self._visit_lambda,
-            ast.arg: self._visit_arg,
-            ast.ExceptHandler: self._visit_except,
-            ast.Expr: self._visit_expr_stmt,
-        }
 
     # ------------------------------------------------------------------ driving
 
@@ -473,9 +464,9 @@ class _Walker:
 
     def visit(self, node: ast.AST) -> None:
         kind = type(node)
-        handler = self._dispatch.get(kind)
+        handler = _DISPATCH.get(kind)
         if handler is not None:
-            handler(node)
+            handler(self, node)
             return
         names = _CHILD_FIELDS.get(kind)
         if names is None:
@@ -1053,9 +1044,12 @@ class _Walker:
     def _visit_name(self, node: ast.Name) -> None:
         if type(node.ctx) is ast.Load:
             name = node.id
-            if name in _BUILTINS and name not in self.constant_set and name not in self.scope.bound:
+            scope = self.scope
+            if scope.is_function and name in scope.bound and name not in scope.globals:
+                return  # a local already bound here: never a reference to a definition
+            if name in _BUILTINS and name not in self.constant_set and name not in scope.bound:
                 return  # a builtin (unless the module rebinds it): nothing to point at
-            if self.scope.is_function and self._is_self_name(name):
+            if scope.is_function and self._is_self_name(name):
                 return  # the method's own ``self``/``cls``
             self._visit_name_load(name, _span(node))
         else:
@@ -1183,3 +1177,27 @@ class _Walker:
             strings=tuple(module_scope.strings) if module_scope else (),
             parse_error=parse_error,
         )
+
+
+# a class-level table: bound methods in an instance dict would make every walker a GC cycle
+_DISPATCH: dict[type, Callable[[_Walker, Any], None]] = {
+    ast.FunctionDef: _Walker._visit_def,
+    ast.AsyncFunctionDef: _Walker._visit_def,
+    ast.ClassDef: _Walker._visit_class,
+    ast.Import: _Walker._visit_import,
+    ast.ImportFrom: _Walker._visit_import_from,
+    ast.Assign: _Walker._visit_assign,
+    ast.AnnAssign: _Walker._visit_ann_assign,
+    ast.AugAssign: _Walker._visit_aug_assign,
+    ast.Call: _Walker._visit_call,
+    ast.Attribute: _Walker._visit_attribute,
+    ast.Name: _Walker._visit_name,
+    ast.Constant: _Walker._visit_constant,
+    ast.If: _Walker._visit_if,
+    ast.Global: _Walker._visit_global,
+    ast.Nonlocal: _Walker._visit_global,
+    ast.Lambda: _Walker._visit_lambda,
+    ast.arg: _Walker._visit_arg,
+    ast.ExceptHandler: _Walker._visit_except,
+    ast.Expr: _Walker._visit_expr_stmt,
+}

@@ -152,7 +152,14 @@ def interface_of(info: FileInfo) -> tuple[object, ...]:
     )
     class_scopes = {d.qualname for d in facts.definitions if d.kind is NodeKind.CLASS}
     assigns = tuple(
-        (a.scope, a.target, a.value, a.annotated, a.span.line if a.scope in fixture_scopes else 0)
+        (
+            a.scope,
+            a.target,
+            a.value,
+            a.annotated,
+            a.alias,
+            a.span.line if a.scope in fixture_scopes else 0,
+        )
         for a in facts.assigns
         if not a.scope
         or a.scope in class_scopes
@@ -231,18 +238,6 @@ _UNKNOWN_V = _Val(_K.UNKNOWN)
 _EXTERNAL_V = _Val(_K.EXTERNAL)
 
 
-def _edge_sort_key(e: Edge) -> tuple[int, int, str, str, str, int, int]:
-    return (
-        e.span.line,
-        e.span.col,
-        e.kind.value,
-        e.source,
-        e.target,
-        e.span.end_line,
-        e.span.end_col,
-    )
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Resolved:
     """The graph contribution of one file."""
@@ -317,6 +312,8 @@ class _Resolver:
         self._symbols: dict[tuple[str, str], _Val] = {}
         self._fixture_calls: dict[tuple[str, str], list[Edge]] = {}
         self._evaluating: set[tuple[str, str, Chain, int]] = set()
+        self._members: dict[tuple[QualName, str, bool], _Val] = {}
+        self._module_infos: dict[str, FileInfo | None] = {}
 
     # ------------------------------------------------------------------ driver
 
@@ -337,8 +334,8 @@ class _Resolver:
             if val.kind in (_K.CLASS, _K.FUNCTION, _K.FIELD, _K.DANGLING):
                 self._add(EdgeKind.TYPE_REF, info.qual(ref.scope), val.qual, ref.span)
         self._pytest(calls_by_scope)
-        unique = dict.fromkeys(self.edges)
-        return sorted(unique, key=_edge_sort_key)
+        # resolution is deterministic, so the order needs no sort; CodeGraph queries sort anyway
+        return self.edges
 
     def _add(
         self,
@@ -421,7 +418,7 @@ class _Resolver:
         module = self._absolute(info, imp)
         if not module:
             return
-        target_info = self.project.info_of_module(module)
+        target_info = self._info_of(module)
         if target_info is None:
             if self._module_exists(module):
                 self._add(EdgeKind.IMPORT, source, QualName(module), imp.span)
@@ -463,7 +460,7 @@ class _Resolver:
         return self._import_symbol(info, imp, 0)
 
     def _module_exists(self, module: str) -> bool:
-        return self.project.info_of_module(module) is not None or self.project.is_namespace(module)
+        return self._info_of(module) is not None or self.project.is_namespace(module)
 
     def _module_value(self, module: str) -> _Val:
         """A module by name: ours, a missing one of our packages (dangling), or a library's."""
@@ -490,7 +487,7 @@ class _Resolver:
         return val
 
     def _symbol_uncached(self, module: str, name: str, depth: int) -> _Val:
-        target = self.project.info_of_module(module)
+        target = self._info_of(module)
         sub = f"{module}.{name}"
         if target is None:
             if self.project.is_namespace(module):
@@ -530,10 +527,16 @@ class _Resolver:
             return self._module_value(module if imp.asname else module.split(".", 1)[0])
         return self._symbol(module, imp.name, depth + 1)
 
+    def _info_of(self, module: str) -> FileInfo | None:
+        if module in self._module_infos:
+            return self._module_infos[module]
+        info = self._module_infos[module] = self.project.info_of_module(module)
+        return info
+
     # ------------------------------------------------------------------ classes
 
     def _class_def(self, klass: _Val) -> tuple[FileInfo, DefFact] | None:
-        info = self.project.info_of_module(klass.module)
+        info = self._info_of(klass.module)
         if info is None:
             return None
         d = info.defs.get(klass.local)
@@ -594,6 +597,13 @@ class _Resolver:
 
     def _member(self, klass: _Val, name: str, *, skip_self: bool = False) -> _Val:
         """``name`` looked up along the MRO; the would-be ``Class.name`` when nothing defines it."""
+        key = (klass.qual, name, skip_self)
+        cached = self._members.get(key)
+        if cached is None:
+            cached = self._members[key] = self._member_uncached(klass, name, skip_self=skip_self)
+        return cached
+
+    def _member_uncached(self, klass: _Val, name: str, *, skip_self: bool) -> _Val:
         mro = self._mro_of(klass)
         for k in mro[1:] if skip_self else mro:
             found = self._own_member(k, name)
@@ -665,7 +675,7 @@ class _Resolver:
         return None
 
     def _returns(self, func: _Val) -> _Val | None:
-        target = self.project.info_of_module(func.module)
+        target = self._info_of(func.module)
         if target is None:
             return None
         d = target.defs.get(func.local)
@@ -796,10 +806,12 @@ class _Resolver:
             name = chain[-1]
             if name == CALL:
                 return out
-            missing_global = receiver.kind == _K.DANGLING and "." not in receiver.local
-            if (receiver.kind in _UNTYPED and not missing_global) or (
-                receiver.kind == _K.FIELD and receiver.of is None
-            ):
+            if receiver.kind == _K.DANGLING and "." in receiver.local:
+                # ``Model.objects.create()``: no class in the MRO assigns ``objects`` — it comes
+                # from a metaclass, a descriptor or a library base; guessing by name here would
+                # link every such call to every ``create`` (measured: a third of all edges)
+                return out
+            if receiver.kind == _K.UNKNOWN or (receiver.kind == _K.FIELD and receiver.of is None):
                 candidates = self.project.callables_named(name)
                 if len(candidates) <= MAX_NAME_CANDIDATES:
                     for qual in candidates:
@@ -994,7 +1006,7 @@ class _Resolver:
         val = self._import_symbol(info, imp, 0)
         if val.kind != _K.FUNCTION:
             return None
-        target = self.project.info_of_module(val.module)
+        target = self._info_of(val.module)
         if target is None:
             return None
         d = target.defs.get(val.local)
