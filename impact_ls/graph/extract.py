@@ -20,7 +20,6 @@ from typing import Any
 
 from impact_ls.graph.facts import (
     CALL,
-    gc_paused,
     SUPER,
     UNKNOWN,
     AccessFact,
@@ -36,6 +35,7 @@ from impact_ls.graph.facts import (
     Request,
     TypeHint,
     TypeRefFact,
+    gc_paused,
 )
 from impact_ls.model import ArgShape, DynamicKind, NodeKind, Param, ParamKind, Span
 
