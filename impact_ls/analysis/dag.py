@@ -33,7 +33,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from impact_ls.analysis.tokens import estimate_tokens
+from impact_ls.analysis.tokens import estimate_tokens_of_length
 from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.model import (
     Batch,
@@ -62,6 +62,9 @@ _VERBS: Mapping[ChangeType, str] = {
 }
 _RETEST = "must be re-tested"
 _MIN_SIGNATURE = 40
+# The serialized DAG is its items' JSON joined by ", " inside this frame (json.dumps defaults).
+_FRAME = len('{"nodes": [], "edges": []}')
+_SEPARATOR = len(", ")
 _TEST_DISTANCE = 1_000  # tests sort after every walked site
 _SEED, _MUST, _MAY, _TEST = range(4)
 
@@ -207,7 +210,9 @@ def _fit_tokens(
     max_tokens: int,
     seed_count: int,
 ) -> tuple[Dag, bool]:
-    if _tokens(dag) <= max_tokens:
+    # The searches below measure many candidate DAGs that share most nodes and edges.
+    lengths: dict[DagNode | DagEdge, int] = {}
+    if _tokens(dag, lengths) <= max_tokens:
         return dag, False
     longest = max((len(n.signature) for n in dag.nodes), default=0)
     if longest > _MIN_SIGNATURE:
@@ -215,12 +220,12 @@ def _fit_tokens(
         low, high = _MIN_SIGNATURE, longest
         while low < high:
             mid = (low + high + 1) // 2
-            if _tokens(_shorten(dag, mid)) <= max_tokens:
+            if _tokens(_shorten(dag, mid), lengths) <= max_tokens:
                 low = mid
             else:
                 high = mid - 1
         dag = _shorten(dag, low)
-        if _tokens(dag) <= max_tokens:
+        if _tokens(dag, lengths) <= max_tokens:
             return dag, True
     by_entity = {n.entity: n for n in dag.nodes}
 
@@ -231,7 +236,7 @@ def _fit_tokens(
     low, high = min(seed_count, len(kept)), len(kept)
     while low < high:
         mid = (low + high + 1) // 2
-        if _tokens(prefix(mid)) <= max_tokens:
+        if _tokens(prefix(mid), lengths) <= max_tokens:
             low = mid
         else:
             high = mid - 1
@@ -248,22 +253,42 @@ def _shorten(dag: Dag, limit: int) -> Dag:
     )
 
 
-def _tokens(dag: Dag) -> int:
-    payload = {
-        "nodes": [
-            {
-                "entity": n.entity,
-                "kind": n.kind,
-                "file": n.file,
-                "line": n.line,
-                "signature": n.signature,
-                "batch_id": n.batch_id,
+def _tokens(dag: Dag, lengths: dict[DagNode | DagEdge, int] | None = None) -> int:
+    """The token estimate of the DAG's JSON: ``{"nodes": [...], "edges": [...]}``.
+
+    Exactly ``estimate_tokens(json.dumps(payload, ensure_ascii=False))``, computed from the
+    length of each item's own JSON (memoised in ``lengths``): with the default separators the
+    payload is its items joined by ``", "`` inside a fixed frame.
+    """
+    memo = {} if lengths is None else lengths
+    nodes = [_json_length(n, memo) for n in dag.nodes]
+    edges = [_json_length(e, memo) for e in dag.edges]
+    chars = (
+        _FRAME
+        + sum(nodes)
+        + _SEPARATOR * max(len(nodes) - 1, 0)
+        + sum(edges)
+        + _SEPARATOR * max(len(edges) - 1, 0)
+    )
+    return estimate_tokens_of_length(chars)
+
+
+def _json_length(item: DagNode | DagEdge, memo: dict[DagNode | DagEdge, int]) -> int:
+    length = memo.get(item)
+    if length is None:
+        if isinstance(item, DagNode):
+            payload: dict[str, object] = {
+                "entity": item.entity,
+                "kind": item.kind,
+                "file": item.file,
+                "line": item.line,
+                "signature": item.signature,
+                "batch_id": item.batch_id,
             }
-            for n in dag.nodes
-        ],
-        "edges": [{"from": e.source, "to": e.target, "cause": e.cause} for e in dag.edges],
-    }
-    return estimate_tokens(json.dumps(payload, ensure_ascii=False))
+        else:
+            payload = {"from": item.source, "to": item.target, "cause": item.cause}
+        length = memo[item] = len(json.dumps(payload, ensure_ascii=False))
+    return length
 
 
 def _seed_node(change: Change, graph: CodeGraph, batch_of: Mapping[QualName, int]) -> DagNode:

@@ -11,4 +11,9 @@ _CHARS_PER_TOKEN = 4
 
 def estimate_tokens(text: str) -> int:
     """``ceil(len(text) / 4)``: the token count the DAG caps are checked against."""
-    return -(-len(text) // _CHARS_PER_TOKEN)
+    return estimate_tokens_of_length(len(text))
+
+
+def estimate_tokens_of_length(chars: int) -> int:
+    """The estimate for a text of ``chars`` characters, when only its length is known."""
+    return -(-chars // _CHARS_PER_TOKEN)
