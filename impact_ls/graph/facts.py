@@ -307,63 +307,96 @@ def _decoder_for(tp: Any) -> _Decoder:
     cached = _DECODERS.get(tp)
     if cached is not None:
         return cached
-    dec = _build_decoder(tp)
+    dec = _generate_decoder(tp)
     _DECODERS[tp] = dec
     return dec
 
 
-def _expect(value: Any, kind: type | tuple[type, ...]) -> Any:
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise ValueError(f"expected {kind}, got {type(value).__name__}")
-    return value
+class _Corrupt(ValueError):
+    """A value of the wrong shape or type inside otherwise valid JSON."""
 
 
-def _build_decoder(tp: Any) -> _Decoder:
-    origin = get_origin(tp)
-    if tp is Span:
-        return _decode_span
-    if isinstance(tp, type) and is_dataclass(tp):
-        hints = get_type_hints(tp, vars(sys.modules[tp.__module__]))
-        names = [f.name for f in fields(tp)]
-        decs = [_decoder_for(hints[n]) for n in names]
-
-        def dec_dc(value: Any) -> Any:
-            items = _expect(value, list)
-            if len(items) != len(names):
-                raise ValueError(f"{tp.__name__}: expected {len(names)} fields")
-            return tp(**{n: d(v) for n, d, v in zip(names, decs, items, strict=False)})
-
-        return dec_dc
-    if origin is tuple:
-        args = get_args(tp)
-        item = _decoder_for(args[0])
-        if item is _identity_str:
-            return lambda value: tuple(_expect(v, str) for v in _expect(value, list))
-        return lambda value: tuple(item(v) for v in _expect(value, list))
-    if origin is Union or type(tp).__name__ == "UnionType":
-        inner = [a for a in get_args(tp) if a is not type(None)]
-        sub = _decoder_for(inner[0])
-        return lambda value: None if value is None else sub(value)
-    if isinstance(tp, type) and issubclass(tp, StrEnum):
-        return lambda value: tp(_expect(value, str))
-    if tp is str:
-        return _identity_str
-    if tp is bool:
-        return lambda value: _expect(value, bool)
-    if tp is int:
-        return lambda value: _expect(value, int)
-    raise TypeError(f"no JSON decoder for {tp!r}")
+def _bad(what: str) -> Any:
+    raise _Corrupt(f"corrupt facts: bad {what}")
 
 
-def _identity_str(value: Any) -> str:
-    return _expect(value, str)  # type: ignore[no-any-return]
+_STR_ONLY = {str}
+_INT_ONLY = {int}
+
+
+def _str_tuple(value: Any) -> tuple[str, ...]:
+    if type(value) is not list:
+        _bad("string list")
+    items = tuple(value)
+    if items and set(map(type, items)) != _STR_ONLY:
+        _bad("string list")
+    return items
+
+
+def _list(value: Any) -> list[Any]:
+    if type(value) is not list:
+        _bad("list")
+    return value  # type: ignore[no-any-return]
 
 
 def _decode_span(value: Any) -> Span:
-    items = _expect(value, list)
-    if len(items) != 4 or not all(isinstance(v, int) for v in items):
-        raise ValueError("bad span")
-    return Span(line=items[0], col=items[1], end_line=items[2], end_col=items[3])
+    if type(value) is not list or len(value) != 4 or set(map(type, value)) != _INT_ONLY:
+        _bad("span")
+    return Span(line=value[0], col=value[1], end_line=value[2], end_col=value[3])
+
+
+def _field_expr(tp: Any, src: str, env: dict[str, Any]) -> str:
+    """A Python expression decoding ``src`` (an expression) as a value of type ``tp``."""
+    if tp is str:
+        return f"(x if type(x := {src}) is str else _bad('str'))"
+    if tp is int:
+        return f"(x if type(x := {src}) is int else _bad('int'))"
+    if tp is bool:
+        return f"(x if type(x := {src}) is bool else _bad('bool'))"
+    if tp is Span:
+        return f"_decode_span({src})"
+    if isinstance(tp, type) and issubclass(tp, StrEnum):
+        name = f"_enum_{tp.__name__}"
+        env[name] = {m.value: m for m in tp}
+        return f"{name}[{src}]"
+    if isinstance(tp, type) and is_dataclass(tp):
+        name = f"_dec_{tp.__name__}"
+        env[name] = _decoder_for(tp)
+        return f"{name}({src})"
+    origin = get_origin(tp)
+    if origin is tuple:
+        item = get_args(tp)[0]
+        if item is str:
+            return f"_str_tuple({src})"
+        inner = _field_expr(item, "e", env)
+        return f"tuple([{inner} for e in _list({src})])"
+    if origin is Union or type(tp).__name__ == "UnionType":
+        inner_tp = next(a for a in get_args(tp) if a is not type(None))
+        inner = _field_expr(inner_tp, "y", env)
+        return f"(None if (y := {src}) is None else {inner})"
+    raise TypeError(f"no JSON decoder for {tp!r}")
+
+
+def _generate_decoder(tp: Any) -> _Decoder:
+    """Compile a straight-line decoder for dataclass ``tp`` (a JSON list in field order)."""
+    hints = get_type_hints(tp, vars(sys.modules[tp.__module__]))
+    names = [f.name for f in fields(tp)]
+    env: dict[str, Any] = {
+        "_bad": _bad,
+        "_str_tuple": _str_tuple,
+        "_list": _list,
+        "_decode_span": _decode_span,
+        "_cls": tp,
+    }
+    args = ", ".join(f"{n}={_field_expr(hints[n], f'v[{i}]', env)}" for i, n in enumerate(names))
+    code = (
+        "def decode(v):\n"
+        f"    if type(v) is not list or len(v) != {len(names)}:\n"
+        f"        _bad({tp.__name__!r})\n"
+        f"    return _cls({args})\n"
+    )
+    exec(compile(code, f"<facts decoder {tp.__name__}>", "exec"), env)  # noqa: S102 - our own code
+    return env["decode"]  # type: ignore[no-any-return]
 
 
 def facts_from_json(text: str) -> FileFacts:
@@ -377,8 +410,10 @@ def facts_from_json(text: str) -> FileFacts:
             raise ValueError("facts were written by another extractor version")
         try:
             facts = _decoder_for(FileFacts)(data.get("f"))
+        except _Corrupt:
+            raise
         except (TypeError, KeyError, IndexError, AttributeError, RecursionError) as exc:
-            raise ValueError(f"corrupt facts: {exc}") from exc
+            raise ValueError(f"corrupt facts: {exc!r}") from exc
     return facts  # type: ignore[no-any-return]
 
 
