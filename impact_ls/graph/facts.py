@@ -312,12 +312,12 @@ def _decoder_for(tp: Any) -> _Decoder:
     return dec
 
 
-class _Corrupt(ValueError):
+class _CorruptError(ValueError):
     """A value of the wrong shape or type inside otherwise valid JSON."""
 
 
 def _bad(what: str) -> Any:
-    raise _Corrupt(f"corrupt facts: bad {what}")
+    raise _CorruptError(f"corrupt facts: bad {what}")
 
 
 _STR_ONLY = {str}
@@ -395,7 +395,9 @@ def _generate_decoder(tp: Any) -> _Decoder:
         f"        _bad({tp.__name__!r})\n"
         f"    return _cls({args})\n"
     )
-    exec(compile(code, f"<facts decoder {tp.__name__}>", "exec"), env)  # noqa: S102 - our own code
+    exec(
+        compile(code, f"<facts decoder {tp.__name__}>", "exec"), env
+    )  # generated above from our own types, never from input
     return env["decode"]  # type: ignore[no-any-return]
 
 
@@ -410,7 +412,7 @@ def facts_from_json(text: str) -> FileFacts:
             raise ValueError("facts were written by another extractor version")
         try:
             facts = _decoder_for(FileFacts)(data.get("f"))
-        except _Corrupt:
+        except _CorruptError:
             raise
         except (TypeError, KeyError, IndexError, AttributeError, RecursionError) as exc:
             raise ValueError(f"corrupt facts: {exc!r}") from exc
