@@ -23,8 +23,9 @@ import os
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,7 +33,7 @@ from impact_ls.config import Settings
 from impact_ls.graph.builder import GraphBuilder
 from impact_ls.graph.codegraph import CodeGraph, Confirmer
 from impact_ls.graph.extract import extract_facts
-from impact_ls.graph.facts import EXTRACTOR_VERSION, FileFacts, facts_to_json
+from impact_ls.graph.facts import EXTRACTOR_VERSION, FileFacts, facts_to_json, gc_paused
 from impact_ls.graph.modules import module_for, source_roots
 from impact_ls.graph.store import FactStore, sha256_of
 from impact_ls.graph.workspace import (
@@ -47,11 +48,18 @@ from impact_ls.graph.workspace import (
 logger = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]
+# (path, sha, text, module, is_package) → (path, sha, facts, facts JSON)
+_Item = tuple[str, str, str, str, bool]
+_Row = tuple[str, str, FileFacts, str]
 
 # Below this many files to extract, worker start-up costs more than it saves.
 PARALLEL_MIN_FILES = 200
 # Files handed to a worker at a time: large enough to amortise pickling, small for balance.
 _CHUNK = 16
+# Chunks queued per worker: enough to keep workers busy, few enough to bound memory.
+_INFLIGHT_PER_WORKER = 4
+# Extracted rows written to the cache per transaction.
+_STORE_BATCH = 256
 # A refresh that touches more files than this (and a fifth of the project) rebuilds instead.
 _REBUILD_MIN = 64
 
@@ -203,6 +211,20 @@ class ProjectIndex:
             self._building = True
             self._pending.clear()
         try:
+            stats = self._build(clock, progress=progress, jobs=jobs)
+        finally:
+            with self.lock:
+                self._building = False
+        logger.info(
+            "indexed %d files (%d extracted with %d job(s), %d from cache, %d skipped) in %.2fs",
+            stats.files, stats.extracted, stats.jobs, stats.from_cache, stats.skipped, stats.wall_s,
+        )
+        return stats
+
+    def _build(self, clock: _Clock, *, progress: Progress | None, jobs: int) -> IndexStats:
+        # Millions of small acyclic objects are made below; a running cyclic collector would
+        # rescan the growing heap again and again (see facts.gc_paused).
+        with gc_paused():
             with clock.phase("discover"):
                 store = self._store or FactStore.open(self.root)
                 path_filter = PathFilter(self.root, self.settings)
@@ -212,45 +234,36 @@ class ProjectIndex:
             with clock.phase("read"):
                 sources, skipped = self._read_all(discovery.files)
             with clock.phase("cache"):
-                cached = store.get_many({s.path: s.sha for s in sources})
+                facts = store.get_many({s.path: s.sha for s in sources})
+            from_cache = len(facts)
             roots = source_roots(tuple(s.path for s in sources))
+            shas = {s.path: s.sha for s in sources}
             with clock.phase("extract"):
                 extracted, bad, workers = self._extract(
-                    [s for s in sources if s.path not in cached], roots,
-                    cached_done=len(cached), total=len(sources), progress=progress, jobs=jobs,
+                    [s for s in sources if s.path not in facts], roots, store=store,
+                    done=from_cache, total=len(sources), progress=progress, jobs=jobs,
                 )
-            bad_paths = {b.path for b in bad}
-            shas = {s.path: s.sha for s in sources if s.path not in bad_paths}
+            del sources  # the bytes are no longer needed
+            for skip in bad:
+                shas.pop(skip.path, None)
             with clock.phase("store"):
-                store.put_encoded((p, sha, EXTRACTOR_VERSION, js) for p, sha, _, js in extracted)
                 store.prune(shas)
             with clock.phase("resolve"):
-                facts = dict(cached)
-                facts.update((path, f) for path, _, f, _ in extracted)
+                facts.update(extracted)
                 builder = GraphBuilder(confirmer=self._confirmer)
                 builder.load(facts[path] for path in sorted(facts))
-            all_skipped = tuple(
-                sorted((*discovery.skipped, *skipped, *bad), key=lambda s: s.path)
-            )
-            stats = IndexStats(
-                files=len(facts), extracted=len(extracted), from_cache=len(cached),
-                skipped=len(all_skipped), jobs=workers,
-                cpu_s=clock.cpu_s() + self._worker_cpu_s,
-                wall_s=clock.wall_s(), phases=clock.phases(),
-            )
-            with self.lock:
-                self._store, self._filter, self._roots = store, path_filter, roots
-                self._shas, self._skipped, self._stats = shas, all_skipped, stats
-                self._builder = builder
-                self.ready = True
-                self._replay_pending()
-        finally:
-            with self.lock:
-                self._building = False
-        logger.info(
-            "indexed %d files (%d extracted with %d job(s), %d from cache, %d skipped) in %.2fs",
-            stats.files, stats.extracted, stats.jobs, stats.from_cache, stats.skipped, stats.wall_s,
+        all_skipped = tuple(sorted((*discovery.skipped, *skipped, *bad), key=lambda s: s.path))
+        stats = IndexStats(
+            files=len(facts), extracted=len(extracted), from_cache=from_cache,
+            skipped=len(all_skipped), jobs=workers, cpu_s=clock.cpu_s() + self._worker_cpu_s,
+            wall_s=clock.wall_s(), phases=clock.phases(),
         )
+        with self.lock:
+            self._store, self._filter, self._roots = store, path_filter, roots
+            self._shas, self._skipped, self._stats = shas, all_skipped, stats
+            self._builder = builder
+            self.ready = True
+            self._replay_pending()
         return stats
 
     def _replay_pending(self) -> None:
@@ -279,47 +292,44 @@ class ProjectIndex:
         misses: list[_Source],
         roots: tuple[str, ...],
         *,
-        cached_done: int,
+        store: FactStore,
+        done: int,
         total: int,
         progress: Progress | None,
         jobs: int,
-    ) -> tuple[list[tuple[str, str, FileFacts, str]], list[Skipped], int]:
-        """Extract facts of every miss; return ``(path, sha, facts, json)`` rows, skips, workers."""
+    ) -> tuple[dict[str, FileFacts], list[Skipped], int]:
+        """Extract every miss, streaming facts into the store; return facts, skips, workers.
+
+        Texts are decoded lazily and at most a few chunks are in flight, so the bytes, texts
+        and JSON of a cold build never all sit in memory at once.
+        """
+        sink = _Sink(store, done=done, total=total, progress=progress)
+        items = _work_items(misses, roots, sink.bad)
         jobs_wanted = jobs if jobs > 0 else (os.cpu_count() or 1)
-        work: list[tuple[str, str, str, str, bool]] = []
-        bad: list[Skipped] = []
-        for source in misses:
-            text = decode_source(source.data, path=source.path)
-            if isinstance(text, Skipped):
-                bad.append(text)
-                continue
-            module, is_package = module_for(source.path, roots)
-            work.append((source.path, source.sha, text, module, is_package))
-        done = cached_done
-        total -= len(bad)
-        if progress is not None:
-            progress(done, total)
-        rows: list[tuple[str, str, FileFacts, str]] = []
-        use_pool = jobs_wanted > 1 and len(work) >= PARALLEL_MIN_FILES
-        if not use_pool:
-            for item in work:
-                rows.append(_extract_one(item))
-                done += 1
-                if progress is not None:
-                    progress(done, total)
-            return rows, bad, 1
-        workers = min(jobs_wanted, max(1, len(work) // _CHUNK))
-        chunks = [work[i : i + _CHUNK] for i in range(0, len(work), _CHUNK)]
+        if jobs_wanted <= 1 or len(misses) < PARALLEL_MIN_FILES:
+            for item in items:
+                sink.accept([_extract_one(item)])
+            sink.flush()
+            return sink.facts, sink.bad, 1
+        workers = min(jobs_wanted, max(1, len(misses) // _CHUNK))
         worker_cpu: dict[int, float] = {}
+        inflight: deque[Future[tuple[list[_Row], int, float]]] = deque()
+
+        def collect() -> None:
+            rows, pid, cpu = inflight.popleft().result()
+            worker_cpu[pid] = max(cpu, worker_cpu.get(pid, 0.0))
+            sink.accept(rows)
+
         with ProcessPoolExecutor(max_workers=workers, mp_context=_mp_context()) as pool:
-            for chunk_rows, pid, cpu in pool.map(_extract_chunk, chunks):
-                rows.extend(chunk_rows)
-                worker_cpu[pid] = max(cpu, worker_cpu.get(pid, 0.0))
-                done += len(chunk_rows)
-                if progress is not None:
-                    progress(done, total)
+            for chunk in _chunks(items, _CHUNK):
+                inflight.append(pool.submit(_extract_chunk, chunk))
+                if len(inflight) >= workers * _INFLIGHT_PER_WORKER:
+                    collect()
+            while inflight:
+                collect()
+        sink.flush()
         self._worker_cpu_s += sum(worker_cpu.values())
-        return rows, bad, workers
+        return sink.facts, sink.bad, workers
 
     # ------------------------------------------------------------------ patching
 
@@ -369,12 +379,11 @@ class ProjectIndex:
         cached = store.get_many({s.path: s.sha for s in changed})
         misses = [s for s in changed if s.path not in cached]
         extracted, bad, _ = self._extract(
-            misses, roots, cached_done=0, total=len(misses), progress=None, jobs=0
+            misses, roots, store=store, done=0, total=len(misses), progress=None, jobs=0
         )
-        store.put_encoded((p, sha, EXTRACTOR_VERSION, text) for p, sha, _, text in extracted)
         bad_paths = {b.path for b in bad}
         new_facts = dict(cached)
-        new_facts.update((p, f) for p, _, f, _ in extracted)
+        new_facts.update(extracted)
         with self.lock:
             self._roots = roots
             for path in removed:
@@ -420,15 +429,66 @@ class ProjectIndex:
         self._shas.pop(rel, None)
 
 
-def _extract_one(item: tuple[str, str, str, str, bool]) -> tuple[str, str, FileFacts, str]:
+class _Sink:
+    """Collects extracted facts, writes their JSON to the store in batches, reports progress."""
+
+    def __init__(self, store: FactStore, *, done: int, total: int, progress: Progress | None):
+        self.store = store
+        self.facts: dict[str, FileFacts] = {}
+        self.bad: list[Skipped] = []
+        self._rows: list[tuple[str, str, str, str]] = []
+        self._done = done
+        self._total = total
+        self._progress = progress
+        if progress is not None:
+            progress(done, total)
+
+    def accept(self, rows: list[_Row]) -> None:
+        for path, sha, facts, text in rows:
+            self.facts[path] = facts
+            self._rows.append((path, sha, EXTRACTOR_VERSION, text))
+        if len(self._rows) >= _STORE_BATCH:
+            self.flush()
+        self._done += len(rows)
+        if self._progress is not None:
+            self._progress(self._done, self._total - len(self.bad))
+
+    def flush(self) -> None:
+        self.store.put_encoded(self._rows)
+        self._rows = []
+
+
+def _work_items(
+    misses: list[_Source], roots: tuple[str, ...], bad: list[Skipped]
+) -> Iterator[_Item]:
+    """Decode each miss as it is needed; undecodable ones go to ``bad``."""
+    for source in misses:
+        text = decode_source(source.data, path=source.path)
+        if isinstance(text, Skipped):
+            bad.append(text)
+            continue
+        module, is_package = module_for(source.path, roots)
+        yield (source.path, source.sha, text, module, is_package)
+
+
+def _chunks(items: Iterator[_Item], size: int) -> Iterator[list[_Item]]:
+    chunk: list[_Item] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _extract_one(item: _Item) -> _Row:
     path, sha, text, module, is_package = item
     facts = extract_facts(text, file=path, module=module, is_package=is_package)
     return path, sha, facts, facts_to_json(facts)
 
 
-def _extract_chunk(
-    items: list[tuple[str, str, str, str, bool]],
-) -> tuple[list[tuple[str, str, FileFacts, str]], int, float]:
+def _extract_chunk(items: list[_Item]) -> tuple[list[_Row], int, float]:
     """Extract a batch in a worker; also report the worker's pid and total CPU so far."""
     rows = [_extract_one(item) for item in items]
     return rows, os.getpid(), time.process_time()
