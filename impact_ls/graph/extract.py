@@ -340,6 +340,19 @@ def _pytest_decorators(
     return decorators, fixture, parametrized, requests
 
 
+def _agreed_return(scope: _Scope) -> Chain:
+    """The one chain every ``return`` of the function gives, if it starts from no local."""
+    if not scope.returns:
+        return ()
+    first = scope.returns[0]
+    if first is None or any(r != first for r in scope.returns):
+        return ()
+    head = first[0]
+    if head not in ("self", "cls") and head in scope.bound and head not in scope.globals:
+        return ()  # ``s = Session(); return s``: the local's type lives in the body, not here
+    return first
+
+
 def _requested(
     params: list[tuple[Param, ast.arg]], parametrized: set[str], *, skip_first: bool
 ) -> list[Request]:
@@ -399,6 +412,7 @@ class _Scope:
         "pending",
         "qualname",
         "self_kind",
+        "returns",
         "self_name",
         "string_set",
         "strings",
@@ -416,6 +430,8 @@ class _Scope:
         self.string_set: set[str] = set()
         self.self_name: str | None = None
         self.self_kind = "self"
+        # chains of the values returned; None for one we cannot follow (or a yield)
+        self.returns: list[Chain | None] = []
         self.attributes: list[str] = []
         self.class_fixtures: list[Request] = []
         self.kind = NodeKind.FUNCTION
@@ -716,6 +732,11 @@ class _Walker:
         self.test_classes.pop()
         self._close_scope(scope)
         self.scopes.pop()
+        returns_value: Chain = ()
+        if not returns and not isinstance(node, ast.AsyncFunctionDef):
+            # a context-manager decorator returns something else than the body does
+            if not any(d.rsplit(".", 1)[-1].endswith("contextmanager") for d in decorators):
+                returns_value = _agreed_return(scope)
 
         self.defs.append(
             DefFact(
@@ -730,6 +751,7 @@ class _Walker:
                 params=tuple(p for p, _ in params),
                 param_types=tuple(param_types),
                 returns=returns,
+                returns_value=returns_value,
                 decorators=tuple(decorators),
                 strings=tuple(scope.strings),
                 test_id=self._test_id(qualname) if is_test else None,
@@ -1119,6 +1141,25 @@ class _Walker:
                     self.skip_strings.add(id(elt))
         self.visit(value)
 
+    def _visit_return(self, node: ast.Return) -> None:
+        scope = self.scope
+        if scope.is_function:
+            value = node.value
+            chain: Chain | None = None
+            if isinstance(value, (ast.Call, ast.Name, ast.Attribute)):
+                found = chain_of(value)
+                if found[0] not in (UNKNOWN, SUPER):
+                    chain = self._rewrite_self(found)
+            scope.returns.append(chain)
+        if node.value is not None:
+            self.visit(node.value)
+
+    def _visit_yield(self, node: ast.Yield | ast.YieldFrom) -> None:
+        if self.scope.is_function:
+            self.scope.returns.append(None)  # a generator or coroutine: not the value returned
+        if node.value is not None:
+            self.visit(node.value)
+
     def _visit_if(self, node: ast.If) -> None:
         if _is_type_checking(node.test):
             self.type_checking += 1
@@ -1200,4 +1241,7 @@ _DISPATCH: dict[type, Callable[[_Walker, Any], None]] = {
     ast.arg: _Walker._visit_arg,
     ast.ExceptHandler: _Walker._visit_except,
     ast.Expr: _Walker._visit_expr_stmt,
+    ast.Return: _Walker._visit_return,
+    ast.Yield: _Walker._visit_yield,
+    ast.YieldFrom: _Walker._visit_yield,
 }

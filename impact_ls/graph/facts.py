@@ -31,7 +31,7 @@ from impact_ls.model import ArgShape, DynamicKind, NodeKind, Param, ParamKind, S
 
 logger = logging.getLogger(__name__)
 
-EXTRACTOR_VERSION = "2"
+EXTRACTOR_VERSION = "3"
 
 Chain = tuple[str, ...]
 
@@ -75,7 +75,12 @@ class TypeHint:
 
 @dataclass(**_FROZEN)
 class DefFact:
-    """One ``class``/``def`` with everything needed to build its node and bind calls to it."""
+    """One ``class``/``def`` with everything needed to build its node and bind calls to it.
+
+    ``returns`` is the class the return annotation names; ``returns_value`` what every
+    ``return`` of an unannotated function gives, when they all agree and start from no local
+    name (``return Session()`` → ``("Session", "()")``, ``return self`` → ``("self",)``).
+    """
 
     qualname: str
     kind: NodeKind
@@ -88,6 +93,7 @@ class DefFact:
     params: tuple[Param, ...] = ()
     param_types: tuple[TypeHint, ...] = ()
     returns: Chain = ()
+    returns_value: Chain = ()
     decorators: tuple[str, ...] = ()
     bases: tuple[Chain, ...] = ()
     base_spans: tuple[Span, ...] = ()

@@ -138,6 +138,7 @@ def interface_of(info: FileInfo) -> tuple[object, ...]:
             d.in_class,
             d.bases,
             d.returns,
+            d.returns_value,
             d.attributes,
             d.param_types,
             d.fixture,
@@ -675,14 +676,33 @@ class _Resolver:
         return None
 
     def _returns(self, func: _Val) -> _Val | None:
+        """What calling ``func`` gives: its return annotation's class, else its agreed return."""
         target = self._info_of(func.module)
         if target is None:
             return None
         d = target.defs.get(func.local)
-        if d is None or not d.returns:
+        if d is None:
             return None
-        val = self._global_chain(target, d.returns, d.parent)
-        return _Val(_K.INSTANCE, val.module, val.local) if val.kind == _K.CLASS else None
+        if d.returns:
+            val = self._global_chain(target, d.returns, d.parent)
+            return self._instance_of(target, val, annotated=True)
+        if not d.returns_value:
+            return None
+        key = (target.facts.file, d.qualname, ("return",), 0)
+        if key in self._evaluating or len(self._evaluating) > _MAX_DEPTH:
+            return None  # mutual recursion: ``a`` returns ``b()`` returns ``a()``
+        self._evaluating.add(key)
+        try:
+            chain = d.returns_value
+            if chain[0] in ("self", "cls"):
+                val = self._head(target, d.qualname, chain[0], False, d.span.line)
+            else:  # never a local (extraction made sure): a module-level name
+                val = self._global_chain(target, chain[:1], d.parent)
+            for part in chain[1:]:
+                val = self._called(val) if part == CALL else self._step(val, part)
+        finally:
+            self._evaluating.discard(key)
+        return None if val.kind in _UNTYPED else val
 
     def _global_chain(self, info: FileInfo, chain: Chain, scope: str) -> _Val:
         """Evaluate a chain whose head is a module-level name (bases, annotations, types)."""
@@ -724,11 +744,24 @@ class _Resolver:
                         if hint.name == head:
                             val = self._global_chain(info, hint.chain, d.parent)
                             return self._instance_of(info, val, annotated=True) or _UNKNOWN_V
+                    if d.requests and any(r.name == head for r in d.requests):
+                        return self._fixture_value(info, d, head)
                 imp = info.scope_imports.get(s, {}).get(head)
                 if imp is not None:
                     return self._import_symbol(info, imp, 0)
             return _UNKNOWN_V
         return self._global_head(info, head)
+
+    def _fixture_value(self, info: FileInfo, requester: DefFact, name: str) -> _Val:
+        """A requested fixture's value: what the fixture function returns."""
+        found = self._find_fixture(
+            (info, requester.parent if requester.in_class else ""), requester, name
+        )
+        if found is None:
+            return _UNKNOWN_V
+        fx_info, fx = found
+        kind = _K.FUNCTION
+        return self._returns(_Val(kind, fx_info.module, fx.qualname)) or _UNKNOWN_V
 
     def _global_head(self, info: FileInfo, head: str) -> _Val:
         val = self._symbol(info.module, head, 0)

@@ -540,3 +540,62 @@ def test_source_roots_and_module_names() -> None:
     assert module_for("pkg/src/m.py", roots) == ("pkg.src.m", False)
     assert module_for("__init__.py", ("",)) == ("__init__", False)
     assert source_roots(["README.md"]) == ("",)
+
+
+def test_agreed_return_values_of_unannotated_functions() -> None:
+    facts = facts_of(
+        """\
+        import contextlib
+
+        def make():
+            return Session()
+
+        def chained(flag):
+            if flag:
+                return self_helper.build()
+            return self_helper.build()
+
+        def mixed(flag):
+            if flag:
+                return Session()
+            return Door()
+
+        def local():
+            s = Session()
+            return s
+
+        def gen():
+            yield Session()
+
+        @contextlib.contextmanager
+        def ctx():
+            return Session()
+
+        async def coro():
+            return Session()
+
+        def annotated() -> "Door":
+            return Session()
+
+        class Fluent:
+            def where(self):
+                return self
+
+        def nothing():
+            pass
+        """
+    )
+    values = {d.qualname: (d.returns, d.returns_value) for d in facts.definitions}
+    assert values == {
+        "make": ((), ("Session", "()")),
+        "chained": ((), ("self_helper", "build", "()")),
+        "mixed": ((), ()),
+        "local": ((), ()),
+        "gen": ((), ()),
+        "ctx": ((), ()),
+        "coro": ((), ()),
+        "annotated": (("Door",), ()),
+        "Fluent": ((), ()),
+        "Fluent.where": ((), ("self",)),
+        "nothing": ((), ()),
+    }

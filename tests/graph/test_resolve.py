@@ -190,14 +190,27 @@ def test_unknown_receivers_link_to_every_same_named_callable_marked_name_matched
         for e in flat.edges()
         if e.name_matched and e.kind is EdgeKind.CALL
     )
-    assert matched == [
-        ("shop.checkout.checkout", f"{AUTH}.Session.open", 9),
-        ("tests.unit.conftest.db", f"{MODELS}.Repo.save", 6),
-        ("tests.unit.test_auth.TestService.test_method", f"{AUTH}.BaseService.audit", 18),
-        ("tests.unit.test_auth.TestService.test_method", f"{AUTH}.Mixin.audit", 18),
-    ]
+    # `handler` is an unannotated parameter: every method named `open` is a candidate
+    assert matched == [("shop.checkout.checkout", f"{AUTH}.Session.open", 9)]
     resolved = [e for e in flat.callers_of(f"{AUTH}.Session.open") if not e.name_matched]
     assert [(e.source, e.span.line) for e in resolved] == [(f"{AUTH}.LoginService.login", 30)]
+
+
+def test_return_values_and_fixture_values_type_their_receivers(flat: CodeGraph) -> None:
+    # def make_cart(): return Cart(None)  →  make_cart().total() is Cart.total
+    assert out(flat, "shop.checkout.cart_total") == {
+        ("shop.checkout.make_cart", "call", 29),
+        ("shop.checkout.Cart.total", "call", 29),
+    }
+    # `service` is the fixture returning LoginService(db): service.audit() goes through its MRO
+    assert out(flat, "tests.unit.test_auth.TestService.test_method", "call") == {
+        (f"{AUTH}.BaseService.audit", "call", 18)
+    }
+    # the overriding `db(db)` gets the parent fixture's Repo()
+    assert [(e.target, e.name_matched) for e in flat.dependencies("tests.unit.conftest.db")] == [
+        ("tests.conftest.db", False),
+        (f"{MODELS}.Repo.save", False),
+    ]
 
 
 def test_dangling_targets_keep_imports_and_calls_of_a_missing_name(flat: CodeGraph) -> None:
