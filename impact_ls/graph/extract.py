@@ -733,10 +733,12 @@ class _Walker:
         self._close_scope(scope)
         self.scopes.pop()
         returns_value: Chain = ()
-        if not returns and not isinstance(node, ast.AsyncFunctionDef):
-            # a context-manager decorator returns something else than the body does
-            if not any(d.rsplit(".", 1)[-1].endswith("contextmanager") for d in decorators):
-                returns_value = _agreed_return(scope)
+        # a coroutine, or a context-manager decorator, gives something else than the body returns
+        wrapped = isinstance(node, ast.AsyncFunctionDef) or any(
+            d.rsplit(".", 1)[-1].endswith("contextmanager") for d in decorators
+        )
+        if not returns and not wrapped:
+            returns_value = _agreed_return(scope)
 
         self.defs.append(
             DefFact(
