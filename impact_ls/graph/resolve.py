@@ -78,6 +78,7 @@ class FileInfo:
     constants: frozenset[str] = frozenset()
     assigns: dict[tuple[str, Chain], list[AssignFact]] = field(default_factory=dict)
     fixtures: dict[tuple[str, str], list[DefFact]] = field(default_factory=dict)
+    autouse: dict[str, list[DefFact]] = field(default_factory=dict)
 
     @property
     def module(self) -> str:
@@ -104,6 +105,8 @@ def index_file(facts: FileFacts) -> FileInfo:
             info.attributes[d.qualname] = frozenset(d.attributes)
         if d.fixture is not None:
             info.fixtures.setdefault((parent, d.fixture.name), []).append(d)
+            if d.fixture.autouse:
+                info.autouse.setdefault(parent, []).append(d)
     for imp in facts.imports:
         if imp.name == "*":
             if not imp.scope:
@@ -929,7 +932,9 @@ class _Resolver:
                             name_matched=edge.name_matched,
                         )
             where = (info, d.parent if d.in_class else "")
+            requested: set[str] = set()
             for request in d.requests:
+                requested.add(request.name)
                 found = self._find_fixture(where, d, request.name)
                 if found is None:
                     continue
@@ -939,6 +944,17 @@ class _Resolver:
                 if d.kind is NodeKind.TEST:
                     self._tests_through(
                         source, where=where, fixture=(fx_info, fx), request=request, seen=seen
+                    )
+            if d.kind is NodeKind.TEST:
+                # autouse fixtures run for the test without being asked: evidence is its name
+                for fx_info, fx in self._autouse(where):
+                    assert fx.fixture is not None
+                    if fx.fixture.name in requested:
+                        continue
+                    self._add(EdgeKind.FIXTURE, source, fx_info.qual(fx.qualname), d.name_span)
+                    implicit = Request(name=fx.fixture.name, span=d.name_span)
+                    self._tests_through(
+                        source, where=where, fixture=(fx_info, fx), request=implicit, seen=seen
                     )
 
     def _tests_through(
@@ -994,6 +1010,28 @@ class _Resolver:
         self._fixture_calls[key] = out
         return out
 
+    def _fixture_levels(self, where: tuple[FileInfo, str]) -> list[tuple[FileInfo, str]]:
+        """Where pytest looks for fixtures from ``where``, innermost first."""
+        info, klass = where
+        levels: list[tuple[FileInfo, str]] = []
+        if klass:
+            levels.append((info, klass))
+        levels.append((info, ""))
+        for folder in _ancestors(info.facts.file.rpartition("/")[0]):
+            conftest = self.project.conftest(folder)
+            if conftest is not None and conftest is not info:
+                levels.append((conftest, ""))
+        return levels
+
+    def _autouse(self, where: tuple[FileInfo, str]) -> list[tuple[FileInfo, DefFact]]:
+        """The autouse fixtures in force at ``where``; an inner one hides an outer namesake."""
+        found: dict[str, tuple[FileInfo, DefFact]] = {}
+        for level_info, parent in self._fixture_levels(where):
+            for d in level_info.autouse.get(parent, ()):
+                assert d.fixture is not None
+                found.setdefault(d.fixture.name, (level_info, d))
+        return [found[name] for name in sorted(found)]
+
     def _find_fixture(
         self,
         where: tuple[FileInfo, str],
@@ -1005,17 +1043,8 @@ class _Resolver:
         Innermost first: the class, the module (incl. imported fixtures), then ``conftest.py``
         up the folders. A fixture requesting its own name gets the next one outward.
         """
-        info, klass = where
-        levels: list[tuple[FileInfo, str]] = []
-        if klass:
-            levels.append((info, klass))
-        levels.append((info, ""))
-        for folder in _ancestors(info.facts.file.rpartition("/")[0]):
-            conftest = self.project.conftest(folder)
-            if conftest is not None and conftest is not info:
-                levels.append((conftest, ""))
         candidates: list[tuple[FileInfo, DefFact]] = []
-        for level_info, parent in levels:
+        for level_info, parent in self._fixture_levels(where):
             found = level_info.fixtures.get((parent, name))
             if found:
                 candidates.append((level_info, found[0]))

@@ -129,6 +129,7 @@ def test_remove_forgets_the_file_and_dangles_its_users(build_fixture, fixture_te
     assert [(e.source, e.span.line) for e in graph.callers_of("shop.pricing.price")] == [
         ("shop.checkout.checkout", 10),
         ("shop.checkout.checkout", 11),
+        ("tests.auto.conftest.reset", 8),
         ("tests.unit.test_auth.test_price", 13),
     ]
     texts = {k: v for k, v in fixture_texts("graph_flat").items() if k != "shop/pricing.py"}
@@ -199,7 +200,9 @@ VARIANTS: dict[str, list[str]] = {
         "def test_three(thing):\n    thing.run().run()\n    thing.go(1)\n",
     ],
     "tests/sub/conftest.py": [
-        "import pytest\n\n@pytest.fixture\ndef thing(thing):\n    return thing\n"
+        "import pytest\nfrom pkg.a import helper\n\n@pytest.fixture(autouse=True)\n"
+        "def auto():\n    return helper(0)\n",
+        "import pytest\n\n@pytest.fixture\ndef thing(thing):\n    return thing\n",
     ],
     "tests/sub/test_b.py": ["def test_b(thing):\n    assert thing\n"],
     "src/lib/m.py": [

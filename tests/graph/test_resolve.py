@@ -81,6 +81,7 @@ def test_nodes_carry_kind_file_span_signature_doc_and_test_ids(flat: CodeGraph) 
     assert fixture is not None and fixture.kind is NodeKind.FIXTURE
     assert fixture.decorators == ("pytest.fixture",)
     assert [t.test_id for t in flat.tests()] == [
+        "tests/auto/test_auto.py::TestAuto::test_auto",
         "tests/other/test_other.py::test_other",
         "tests/test_top.py::test_db",
         "tests/unit/test_auth.py::TestService::test_method",
@@ -311,6 +312,14 @@ def test_fixtures_resolve_by_conftest_scope_and_override(flat: CodeGraph) -> Non
         ("tests.unit.test_auth.TestService.test_method", "tests.conftest.service", "fixture", 17),
         ("tests.test_top.test_db", "tests.conftest.db", "fixture", 1),  # no unit conftest here
         ("tests.other.test_other.test_other", "tests.conftest.service", "fixture", 1),
+        # autouse fixtures, from the class and from the folder's conftest, at the test's name
+        (
+            "tests.auto.test_auto.TestAuto.test_auto",
+            "tests.auto.test_auto.TestAuto.local",
+            "fixture",
+            9,
+        ),
+        ("tests.auto.test_auto.TestAuto.test_auto", "tests.auto.conftest.reset", "fixture", 9),
     }
 
 
@@ -336,7 +345,8 @@ def test_tests_edges_follow_calls_and_requested_fixtures(flat: CodeGraph) -> Non
         (f"{MODELS}.Repo.save", "tests", 12),
     }
     assert [e.source for e in flat.tests_of("shop.pricing.price")] == [
-        "tests.unit.test_auth.test_price"
+        "tests.auto.test_auto.TestAuto.test_auto",  # through the autouse `reset`
+        "tests.unit.test_auth.test_price",
     ]
 
 
