@@ -32,6 +32,7 @@ import { affectedTestIds, parseReport } from './common/report';
 import type { NodeLocation } from './common/reportTree';
 import type { ImpactServer } from './common/server';
 import { openLocation, primaryWorkspaceFolder, terminalShellKind } from './common/vscodeapi';
+import { AffectedTestResults } from './testResults';
 
 type ExecuteCommand = NonNullable<Middleware['executeCommand']>;
 type Next = Parameters<ExecuteCommand>[2];
@@ -70,11 +71,16 @@ export class ImpactCommands {
   private server: ImpactServer | undefined;
   private refresher: BlastRadiusRefresher | undefined;
   private terminal: vscode.Terminal | undefined;
+  private readonly results: AffectedTestResults;
 
   constructor(
     private readonly log: Logger,
     private readonly view: BlastRadiusView,
-  ) {}
+  ) {
+    this.results = new AffectedTestResults((tests, token) =>
+      this.runOnServer({ tests, root: undefined }, token).then(() => undefined),
+    );
+  }
 
   /** Connect the server and the refresher, which are built after the middleware. */
   attach(server: ImpactServer, refresher: BlastRadiusRefresher): void {
@@ -105,8 +111,9 @@ export class ImpactCommands {
   };
 
   /** Register the client's own commands. */
-  register(): vscode.Disposable[] {
+  register(): { dispose(): unknown }[] {
     return [
+      this.results,
       vscode.commands.registerCommand('impact.restart', () => this.server?.restart('requested')),
       vscode.commands.registerCommand('impact.blastRadius.refresh', () =>
         this.refresher?.refresh(),
@@ -205,51 +212,54 @@ export class ImpactCommands {
     this.terminal.sendText(commandLine(argv, terminalShellKind()), true);
   }
 
-  private async runOnServer(selection: TestSelection): Promise<unknown> {
+  private async runOnServer(
+    selection: TestSelection,
+    cancel?: vscode.CancellationToken,
+  ): Promise<unknown> {
     const client = this.server?.languageClient;
     if (client === undefined) {
       void vscode.window.showErrorMessage('Impact: the server is not running.');
       return undefined;
     }
+    const count = selection.tests.length;
     const result: unknown = await vscode.window.withProgress(
       {
         location: vscode.ProgressLocation.Notification,
-        title: `Impact: running ${selection.tests.length} affected test${selection.tests.length === 1 ? '' : 's'}`,
+        title: `Impact: running ${count} affected test${count === 1 ? '' : 's'}`,
         cancellable: true,
       },
-      (_progress, token) =>
-        client.sendRequest(
-          ExecuteCommandRequest.type,
-          {
-            command: 'impact.runAffectedTests',
-            arguments: [
-              {
-                tests: selection.tests,
-                ...(selection.root !== undefined ? { root: selection.root } : {}),
-              },
-            ],
-          },
-          token,
-        ),
+      (_progress, token) => {
+        const source = new vscode.CancellationTokenSource();
+        token.onCancellationRequested(() => source.cancel());
+        cancel?.onCancellationRequested(() => source.cancel());
+        return client
+          .sendRequest(
+            ExecuteCommandRequest.type,
+            {
+              command: 'impact.runAffectedTests',
+              arguments: [
+                {
+                  tests: selection.tests,
+                  ...(selection.root !== undefined ? { root: selection.root } : {}),
+                },
+              ],
+            },
+            source.token,
+          )
+          .finally(() => source.dispose());
+      },
     );
     const outcome = parseTestOutcome(result);
     if (outcome === undefined) {
       this.log.warn(`impact.runAffectedTests returned ${JSON.stringify(result)}`);
       return result;
     }
-    const text = outcomeText(outcome);
-    this.log.info(text);
-    if (outcome.detail !== '') {
-      this.log.info(outcome.detail);
+    // The server tells the user the counts itself; the log and Test Results get the details.
+    this.log.info(outcomeText(outcome));
+    for (const failure of outcome.failures) {
+      this.log.info(`${failure.kind} ${failure.test}: ${failure.message}`);
     }
-    const show = 'Show Output';
-    const choice =
-      outcome.failed + outcome.errors > 0
-        ? await vscode.window.showErrorMessage(`Impact: ${text}`, show)
-        : await vscode.window.showInformationMessage(`Impact: ${text}`, show);
-    if (choice === show) {
-      this.log.show();
-    }
+    this.results.show(outcome, selection.tests, this.rootDir(selection) ?? this.view.baseDir());
     return result;
   }
 

@@ -4,7 +4,8 @@
  * The server's `Run N affected tests` lens carries `[{"tests": [...ids], "root": "..."}]`.
  * In a terminal the tests run as `<interpreter> -m pytest <ids>` (or `impact.pytestCommand`
  * followed by the ids) from the root; through the server, `impact.runAffectedTests` returns
- * `{"passed", "failed", "errors"}`.
+ * `{"outcome", "passed", "failed", "errors", "skipped", "selected", "failures", "message", …}`,
+ * which becomes one verdict per test for the Test Results view.
  *
  * This module must not import `vscode`: it is unit-tested under plain Node.
  */
@@ -14,12 +15,33 @@ export interface TestSelection {
   root: string | undefined;
 }
 
+export interface TestFailure {
+  test: string;
+  /** Root-relative path and one-based line of the failure, when pytest said. */
+  file: string;
+  line: number | undefined;
+  message: string;
+  kind: 'failed' | 'errored';
+}
+
 export interface TestOutcome {
   passed: number;
   failed: number;
   errors: number;
-  /** Anything else the server said, e.g. a failing test list or why nothing ran. */
-  detail: string;
+  skipped: number;
+  /** `passed`, `failed`, `no-tests`, `cancelled`, … as the server names the run's outcome. */
+  outcome: string;
+  selected: string[];
+  failures: TestFailure[];
+  /** The server's one-line summary, e.g. `3 failed in 0.6s`. */
+  message: string;
+}
+
+/** What the Test Results view shows for one test. */
+export interface TestVerdict {
+  test: string;
+  state: 'passed' | 'failed' | 'errored' | 'skipped' | 'unknown';
+  failure?: TestFailure;
 }
 
 export type Shell = 'posix' | 'powershell' | 'cmd';
@@ -81,7 +103,22 @@ export function commandLine(argv: readonly string[], shell: Shell): string {
   return shell === 'powershell' && quoted[0]?.startsWith("'") === true ? `& ${line}` : line;
 }
 
-/** Read `{"passed","failed","errors"}`; missing counts are 0, a non-object is `undefined`. */
+function parseFailure(value: unknown, failedTests: number, index: number): TestFailure | undefined {
+  if (!isObject(value) || typeof value.test !== 'string') {
+    return undefined;
+  }
+  const line = value.line;
+  return {
+    test: value.test,
+    file: typeof value.file === 'string' ? value.file : '',
+    line: typeof line === 'number' && line > 0 ? line : undefined,
+    message: typeof value.message === 'string' ? value.message : '',
+    // The server lists failures before errors; the counts tell where one ends.
+    kind: index < failedTests ? 'failed' : 'errored',
+  };
+}
+
+/** Read the server's run result; missing counts are 0, a non-object is `undefined`. */
 export function parseTestOutcome(value: unknown): TestOutcome | undefined {
   if (!isObject(value)) {
     return undefined;
@@ -93,18 +130,56 @@ export function parseTestOutcome(value: unknown): TestOutcome | undefined {
     }
     return Array.isArray(v) ? v.length : 0;
   };
-  const extras = Object.entries(value)
-    .filter(([key]) => !['passed', 'failed', 'errors'].includes(key))
-    .map(([key, v]) => `${key}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
+  const strings = (v: unknown): string[] =>
+    Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string') : [];
+  const failed = count('failed');
+  const failures = Array.isArray(value.failures)
+    ? value.failures
+        .map((f, index) => parseFailure(f, failed, index))
+        .filter((f): f is TestFailure => f !== undefined)
+    : [];
   return {
     passed: count('passed'),
-    failed: count('failed'),
+    failed,
     errors: count('errors'),
-    detail: extras.join('\n'),
+    skipped: count('skipped'),
+    outcome: typeof value.outcome === 'string' ? value.outcome : '',
+    selected: strings(value.selected),
+    failures,
+    message: typeof value.message === 'string' ? value.message : '',
   };
+}
+
+/**
+ * One verdict per selected test. Failures are exact; the rest passed when the counts say every
+ * other test passed, and stay `unknown` otherwise (the server does not list skipped tests).
+ */
+export function testVerdicts(outcome: TestOutcome, selection: readonly string[]): TestVerdict[] {
+  const tests = outcome.selected.length > 0 ? outcome.selected : [...selection];
+  const failures = new Map(outcome.failures.map((f) => [f.test, f]));
+  const othersPassed =
+    outcome.skipped === 0 && outcome.passed === tests.length - failures.size && outcome.passed > 0;
+  const verdicts: TestVerdict[] = tests.map((test) => {
+    const failure = failures.get(test);
+    if (failure !== undefined) {
+      return { test, state: failure.kind, failure };
+    }
+    if (outcome.outcome === 'cancelled') {
+      return { test, state: 'skipped' };
+    }
+    return { test, state: othersPassed ? 'passed' : 'unknown' };
+  });
+  // Failures pytest reported under an id we did not select (a parametrized case, a module).
+  for (const failure of outcome.failures) {
+    if (!tests.includes(failure.test)) {
+      verdicts.push({ test: failure.test, state: failure.kind, failure });
+    }
+  }
+  return verdicts;
 }
 
 /** `Affected tests: 5 passed, 1 failed, 0 errors`. */
 export function outcomeText(outcome: TestOutcome): string {
-  return `Affected tests: ${outcome.passed} passed, ${outcome.failed} failed, ${outcome.errors} errors`;
+  const skipped = outcome.skipped > 0 ? `, ${outcome.skipped} skipped` : '';
+  return `Affected tests: ${outcome.passed} passed, ${outcome.failed} failed, ${outcome.errors} errors${skipped}`;
 }

@@ -227,10 +227,80 @@ export function emptyReport(): Report {
   };
 }
 
+/** A `file://` URI's path, or the string itself when it is not one. */
+function uriPath(uri: string): string {
+  if (!uri.startsWith('file:')) {
+    return uri;
+  }
+  try {
+    return decodeURIComponent(new URL(uri).pathname).replace(/^\/([A-Za-z]:)/, '$1');
+  } catch {
+    return uri;
+  }
+}
+
+function absolute(file: string, root: string): string {
+  return file === '' ? file : resolveReportPath(file, root, root);
+}
+
+/** Make every path of `report` absolute against `root`, so reports of several roots can mix. */
+function rooted(report: Report, root: string): Report {
+  const site = (s: Site): Site => ({ ...s, file: absolute(s.file, root) });
+  return {
+    ...report,
+    root,
+    changes: report.changes.map((c) => ({ ...c, file: absolute(c.file, root) })),
+    triage: {
+      must_inspect: report.triage.must_inspect.map(site),
+      may_impact: report.triage.may_impact.map(site),
+      low_risk: report.triage.low_risk.map(site),
+    },
+    tests: report.tests.map((t) => ({ ...t, file: absolute(t.file, root) })),
+    dagNodes: report.dagNodes.map((n) => ({ ...n, file: absolute(n.file, root) })),
+  };
+}
+
+/**
+ * One report for a multi-root workspace: `{"workspaces": [{"root": uri, "report": {...}}]}`.
+ *
+ * Paths become absolute and batches are renumbered in folder order. Test ids stay as pytest
+ * wrote them, relative to their own folder.
+ */
+function mergeWorkspaces(entries: unknown[]): Report {
+  const merged = emptyReport();
+  for (const entry of entries) {
+    if (!isObject(entry)) {
+      continue;
+    }
+    const sub = parseReport(entry.report);
+    if (sub === undefined) {
+      continue;
+    }
+    const one = rooted(sub, uriPath(str(entry.root)));
+    const offset = merged.batches.length;
+    merged.base = merged.base === '' ? one.base : merged.base;
+    merged.stale ||= one.stale;
+    merged.truncated ||= one.truncated;
+    merged.audit.notes.push(...one.audit.notes);
+    merged.changes.push(...one.changes);
+    for (const bucket of BUCKETS) {
+      merged.triage[bucket].push(...one.triage[bucket]);
+    }
+    merged.batches.push(...one.batches.map((b) => ({ ...b, batchId: b.batchId + offset })));
+    merged.tests.push(...one.tests);
+    merged.dagNodes.push(...one.dagNodes);
+    merged.next ??= one.next?.action === 'none' ? undefined : one.next;
+  }
+  return merged;
+}
+
 /** Parse the server's report JSON; `undefined` when it is not a report at all. */
 export function parseReport(value: unknown): Report | undefined {
   if (!isObject(value)) {
     return undefined;
+  }
+  if (Array.isArray(value.workspaces)) {
+    return mergeWorkspaces(value.workspaces);
   }
   const triage = isObject(value.triage) ? value.triage : {};
   const audit = isObject(value.audit) ? value.audit : {};

@@ -41,6 +41,7 @@ describe('the Impact extension in VS Code (code-server)', { timeout: 15 * 60_000
   let codeServer: CodeServer | undefined;
   let browser: Browser | undefined;
   let page: Page;
+  let python = '';
   let pageOpened = false;
 
   async function shot(name: string): Promise<string> {
@@ -59,11 +60,28 @@ describe('the Impact extension in VS Code (code-server)', { timeout: 15 * 60_000
     await page.keyboard.press('Enter');
   }
 
+  /** Write the workspace's .vscode/settings.json, as a user editing it would. */
+  function workspaceSettings(impact: Record<string, unknown>): void {
+    mkdirSync(join(workspace, '.vscode'), { recursive: true });
+    const entries = Object.entries(impact).map(([key, value]) => [`impact.${key}`, value]);
+    writeFileSync(
+      join(workspace, '.vscode', 'settings.json'),
+      JSON.stringify(Object.fromEntries(entries), null, 2),
+    );
+  }
+
+  async function expectNoLens(editor: ReturnType<Page['locator']>): Promise<void> {
+    await editor
+      .locator('.codelens-decoration', { hasText: /Blast radius/ })
+      .first()
+      .waitFor({ state: 'detached', timeout: STEP_TIMEOUT });
+  }
+
   before(async () => {
     mkdirSync(ARTIFACTS_DIR, { recursive: true });
     const entry = installCodeServer();
     const vsix = builtVsix();
-    const python = impactPython();
+    python = impactPython();
     tmp = mkdtempSync(join(tmpdir(), 'impact-vscode-e2e-'));
     workspace = join(tmp, 'vscode_demo');
     plantFixture(python, 'vscode_demo', workspace);
@@ -236,5 +254,60 @@ describe('the Impact extension in VS Code (code-server)', { timeout: 15 * 60_000
     }
     assert.match(terminalText, /missing 1 required positional argument: 'mfa_code'/);
     await shot('5-affected-tests-terminal');
+  });
+
+  it('forwards settings live, runs tests through the server, and restarts for a new interpreter', async () => {
+    const editor = page.locator('.editor-instance .monaco-editor').first();
+    const markers = page.locator('.markers-panel');
+    const toasts = page.locator('.notifications-toasts .notification-toast');
+
+    // maySeverity "off" is forwarded without a restart: the MAY-IMPACT entry leaves Problems.
+    await page.keyboard.press('Control+Shift+M');
+    await markers.locator('.monaco-list-row', { hasText: 'test_views.py' }).first().waitFor();
+    workspaceSettings({ maySeverity: 'off' });
+    await markers
+      .locator('.monaco-list-row', { hasText: 'test_views.py' })
+      .first()
+      .waitFor({ state: 'detached', timeout: STEP_TIMEOUT });
+    await markers.locator('.monaco-list-row', { hasText: 'views.py' }).first().waitFor();
+
+    // testRunner "server": the lens runs pytest in the server; the failures become diagnostics
+    // on the tests and the run shows in Test Results.
+    workspaceSettings({ maySeverity: 'off', testRunner: 'server' });
+    await page.waitForTimeout(1000);
+    await editor
+      .locator('.codelens-decoration a', { hasText: /Run 3 affected tests/ })
+      .first()
+      .click({ timeout: STEP_TIMEOUT });
+    const failedTests = markers.locator('.monaco-list-row', { hasText: 'affected test failed' });
+    await failedTests.nth(2).waitFor({ timeout: STEP_TIMEOUT });
+    assert.match(
+      (await failedTests.allInnerTexts()).join('\n'),
+      /missing 1 required positional argument: 'mfa_code'/,
+    );
+    await page.locator('.panel .composite-bar .action-item', { hasText: /Test Results/i }).click();
+    const results = page.locator('.test-output-peek-tree, .test-results-tree, .pane-body').filter({
+      hasText: 'test_wrong_password',
+    });
+    await results.first().waitFor({ timeout: STEP_TIMEOUT });
+    await shot('6-tests-through-server');
+
+    // Another interpreter restarts the server; one without impact_ls gets the fix offered.
+    await page.keyboard.press('Escape');
+    workspaceSettings({ interpreter: ['python3', '-I', '-S'] });
+    const missing = toasts.filter({ hasText: 'impact_ls is not installed in python3 -I -S' });
+    await missing.first().waitFor({ timeout: STEP_TIMEOUT });
+    assert.ok(
+      await missing.locator('.monaco-button', { hasText: 'Install impact-ls' }).first().isVisible(),
+    );
+    await shot('7-not-installed');
+    await expectNoLens(editor);
+
+    // And back: the server restarts and the lenses return.
+    workspaceSettings({});
+    await editor
+      .locator('.codelens-decoration', { hasText: /Blast radius: 4 must/ })
+      .first()
+      .waitFor({ timeout: STEP_TIMEOUT });
   });
 });

@@ -97,6 +97,33 @@ describe('parseReport', () => {
     assert.deepEqual(sparse.batches, []);
   });
 
+  it('merges the reports of a multi-root workspace with absolute paths', () => {
+    const merged = parseReport({
+      version: 1,
+      workspaces: [
+        { root: 'file:///ws/one', report: loadFixture() },
+        {
+          root: 'file:///ws/two%20words',
+          report: {
+            triage: { must_inspect: [{ entity: 'b.g', file: 'b.py', line: 3 }] },
+            batches: [{ batch_id: 0, members: ['b.g'], size: 1 }],
+          },
+        },
+      ],
+    });
+    assert.ok(merged);
+    assert.deepEqual(
+      merged.triage.must_inspect.map((s) => `${s.file}:${s.line}`),
+      ['/ws/one/pkg/api/handlers.py:17', '/ws/one/pkg/views.py:41', '/ws/two words/b.py:3'],
+    );
+    assert.deepEqual(
+      merged.batches.map((b) => b.batchId),
+      [0, 1, 2],
+    );
+    assert.equal(merged.changes[0]?.file, '/ws/one/pkg/auth.py');
+    assert.equal(summaryText(merged), 'Impact: 3 must · 2 may');
+  });
+
   it('keeps every entry of the live golden report, if the repository has it', (t) => {
     const golden = join(
       __dirname,
