@@ -213,6 +213,14 @@ describe('the Impact extension in VS Code (code-server)', { timeout: 15 * 60_000
     const screenshot = await shot('3-blast-radius-view');
     console.log(`screenshot: ${screenshot}`);
 
+    // The language status item beside "Python" in the status bar.
+    await page.locator('[id="status.languageStatus"]').click();
+    const status = page.locator('.hover-language-status', { hasText: 'Impact' });
+    await status.first().waitFor({ timeout: STEP_TIMEOUT });
+    assert.match(await status.first().innerText(), /Impact: 4 must · 1 may/);
+    await shot('3b-language-status');
+    await page.keyboard.press('Escape');
+
     // A click on a site opens it.
     await tree.locator('.monaco-list-row', { hasText: 'views.login_view' }).first().click();
     await page
