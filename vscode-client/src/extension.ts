@@ -41,9 +41,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
         void impactServer.settingsChanged();
       }
     }),
-    vscode.workspace.onDidChangeWorkspaceFolders(() => {
-      void impactServer.restart('the workspace folders changed');
-    }),
+    // Added and removed folders reach the server as workspace/didChangeWorkspaceFolders
+    // through the language client; no restart needed.
   );
   const pythonListener = await onDidChangePythonInterpreter(log, () => {
     void impactServer.pythonEnvironmentChanged();
