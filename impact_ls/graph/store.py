@@ -106,25 +106,29 @@ class FactStore:
         return None if text is None else _decode(path, text)
 
     def get_many(self, wanted: Mapping[str, str]) -> dict[str, FileFacts]:
-        """Cached facts for each ``path → sha`` of ``wanted`` that has a valid row, in one scan."""
+        """Cached facts for each ``path → sha`` of ``wanted`` that has a valid row, in one scan.
+
+        Rows are decoded as the cursor yields them, so the JSON of the whole project is never
+        held at once (it is several times larger than the decoded facts' share of a warm start).
+        """
+        found: dict[str, FileFacts] = {}
         if not wanted:
-            return {}
+            return found
         with self._lock:
             if self._broken:
-                return {}
+                return found
             try:
-                rows = self._conn.execute(
+                cursor = self._conn.execute(
                     "SELECT path, sha, facts FROM facts WHERE version = ?", (EXTRACTOR_VERSION,)
-                ).fetchall()
+                )
+                for path, sha, text in cursor:
+                    if wanted.get(path) == sha:
+                        facts = _decode(path, text)
+                        if facts is not None:
+                            found[path] = facts
             except sqlite3.Error as exc:
                 self._fail("read", exc)
                 return {}
-        found: dict[str, FileFacts] = {}
-        for path, sha, text in rows:
-            if wanted.get(path) == sha:
-                facts = _decode(path, text)
-                if facts is not None:
-                    found[path] = facts
         return found
 
     def _query_one(self, path: str, sha: str) -> str | None:
