@@ -17,6 +17,7 @@ Memory: only compact ``FileFacts`` are kept (no syntax trees), one per indexed f
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import logging
 import multiprocessing
@@ -241,10 +242,12 @@ class ProjectIndex:
                 self._on_discovered(discovery)
             with clock.phase("read"):
                 sources, skipped = self._read_all(discovery.files)
+            roots = source_roots(tuple(s.path for s in sources))
             with clock.phase("cache"):
                 facts = store.get_many({s.path: s.sha for s in sources})
+                for path, cached in facts.items():
+                    facts[path] = _named(cached, roots)
             from_cache = len(facts)
-            roots = source_roots(tuple(s.path for s in sources))
             shas = {s.path: s.sha for s in sources}
             with clock.phase("extract"):
                 extracted, bad, workers = self._extract(
@@ -384,14 +387,21 @@ class ProjectIndex:
         changed = [s for s in sources if known.get(s.path) != s.sha]
         removed = sorted(set(known) - set(current))
         touched = tuple(sorted({*removed, *(s.path for s in changed)}))
-        if len(touched) > max(_REBUILD_MIN, len(current) // 5):
-            # A branch switch touching much of the project: one bulk load beats many patches.
-            logger.info("refresh: %d files changed; rebuilding the graph", len(touched))
+        roots = source_roots(tuple(current))
+        if len(touched) > max(_REBUILD_MIN, len(current) // 5) or roots != self._roots:
+            # A branch switch touching much of the project, or source roots that moved (every
+            # module name may change): one bulk load beats many patches.
+            logger.info("refresh: %d file(s) changed; rebuilding the graph", len(touched))
             self.build()
             return touched
-        roots = source_roots(tuple(current))
         store = self._store or FactStore.in_memory()
-        cached = store.get_many({s.path: s.sha for s in changed})
+        if len(changed) > _REBUILD_MIN:
+            cached = store.get_many({s.path: s.sha for s in changed})
+        else:
+            cached = {
+                s.path: facts for s in changed if (facts := store.get(s.path, s.sha)) is not None
+            }
+        cached = {path: _named(facts, roots) for path, facts in cached.items()}
         misses = [s for s in changed if s.path not in cached]
         extracted, bad, _ = self._extract(
             misses, roots, store=store, done=0, total=len(misses), progress=None, jobs=0
@@ -471,6 +481,18 @@ class _Sink:
     def flush(self) -> None:
         self.store.put_encoded(self._rows)
         self._rows = []
+
+
+def _named(facts: FileFacts, roots: tuple[str, ...]) -> FileFacts:
+    """Cached facts with the module name the current source roots give their file.
+
+    The cache is keyed by content, and facts hold module-relative qualnames, so a file whose
+    source root changed (a ``src/__init__.py`` appeared) is renamed, not re-extracted.
+    """
+    module, is_package = module_for(facts.file, roots)
+    if (module, is_package) == (facts.module, facts.is_package):
+        return facts
+    return dataclasses.replace(facts, module=module, is_package=is_package)
 
 
 def _work_items(

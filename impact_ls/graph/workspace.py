@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+import pygit2
+
 from impact_ls.config import DEFAULT_EXCLUDES, Settings
 from impact_ls.model import StrEnum
 
@@ -256,10 +258,6 @@ def _skip(path: str, kind: SkipKind, reason: str) -> Skipped:
 
 def _open_repo(root: Path) -> tuple[object | None, str]:
     """The git repository whose work tree holds ``root``, and ``root``'s path inside it."""
-    try:
-        import pygit2  # noqa: PLC0415 - optional at this layer: no git means no .gitignore
-    except ImportError:  # pragma: no cover - pygit2 is a dependency
-        return None, ""
     try:
         found = pygit2.discover_repository(str(root))
         if not found:

@@ -81,7 +81,7 @@ def test_warm_start_reads_everything_from_the_cache(root: Path):
 
 def test_changing_one_file_re_extracts_exactly_that_one(root: Path):
     ProjectIndex.open(root, Settings())
-    _write(root, "pkg/cli.py", "from pkg.core import shout\n\n\ndef main():\n    return shout('x')\n")
+    _write(root, "pkg/cli.py", "from pkg.core import shout\n\n\ndef main():\n    shout('x')\n")
     index = ProjectIndex.open(root, Settings())
     assert (index.stats.extracted, index.stats.from_cache) == (1, 3)
     assert _callers(index, "pkg.core.shout") == [
@@ -292,3 +292,34 @@ def test_relpath_and_module_for(root: Path, tmp_path: Path):
     assert index.graph.has_edge(
         source=QualName("tests.test_core.test_greet"), target="pkg.core.greet", kind=EdgeKind.TESTS
     )
+
+
+def test_cached_facts_follow_a_source_root_that_moved(tmp_path: Path):
+    root = tmp_path / "layout"
+    _write(root, "src/app/__init__.py", "")
+    _write(root, "src/app/core.py", "def run():\n    pass\n")
+    _write(root, "src/app/cli.py", "from app.core import run\n\n\ndef main():\n    run()\n")
+    first = ProjectIndex.open(root, Settings())
+    assert first.module_for("src/app/core.py") == "app.core"
+    assert _callers(first, "app.core.run") == [("app.cli.main", "src/app/cli.py", 5)]
+    # src/ becomes a package itself: same bytes, new module names, no re-extraction.
+    _write(root, "src/__init__.py", "")
+    second = ProjectIndex.open(root, Settings())
+    assert (second.stats.extracted, second.stats.from_cache) == (1, 3)
+    assert second.module_for("src/app/core.py") == "src.app.core"
+    assert second.graph.node("src.app.core.run") is not None
+    assert second.graph.node("app.core.run") is None
+    facts = second.facts("src/app/core.py")
+    assert facts is not None and facts.module == "src.app.core"
+
+
+def test_refresh_rebuilds_when_the_source_roots_move(tmp_path: Path):
+    root = tmp_path / "layout"
+    _write(root, "src/app/__init__.py", "")
+    _write(root, "src/app/core.py", "def run():\n    pass\n")
+    index = ProjectIndex.open(root, Settings())
+    _write(root, "src/__init__.py", "")
+    assert index.refresh() == ("src/__init__.py",)
+    assert index.module_for("src/app/core.py") == "src.app.core"
+    assert index.graph.node("src.app.core.run") is not None
+    assert index.graph.node("app.core.run") is None
