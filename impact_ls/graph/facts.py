@@ -327,16 +327,17 @@ def _bad(what: str) -> Any:
 
 
 _STR_ONLY = {str}
+# json.loads makes a new str per occurrence; facts repeat the same names and scopes endlessly
+_intern = sys.intern
 _INT_ONLY = {int}
 
 
 def _str_tuple(value: Any) -> tuple[str, ...]:
     if type(value) is not list:
         _bad("string list")
-    items = tuple(value)
-    if items and set(map(type, items)) != _STR_ONLY:
+    if value and set(map(type, value)) != _STR_ONLY:
         _bad("string list")
-    return items
+    return tuple(map(_intern, value))
 
 
 def _list(value: Any) -> list[Any]:
@@ -354,7 +355,7 @@ def _decode_span(value: Any) -> Span:
 def _field_expr(tp: Any, src: str, env: dict[str, Any]) -> str:
     """A Python expression decoding ``src`` (an expression) as a value of type ``tp``."""
     if tp is str:
-        return f"(x if type(x := {src}) is str else _bad('str'))"
+        return f"(_intern(x) if type(x := {src}) is str else _bad('str'))"
     if tp is int:
         return f"(x if type(x := {src}) is int else _bad('int'))"
     if tp is bool:
@@ -391,6 +392,7 @@ def _generate_decoder(tp: Any) -> _Decoder:
         "_bad": _bad,
         "_str_tuple": _str_tuple,
         "_list": _list,
+        "_intern": _intern,
         "_decode_span": _decode_span,
         "_cls": tp,
     }
@@ -401,10 +403,28 @@ def _generate_decoder(tp: Any) -> _Decoder:
         f"        _bad({tp.__name__!r})\n"
         f"    return _cls({args})\n"
     )
-    exec(
-        compile(code, f"<facts decoder {tp.__name__}>", "exec"), env
-    )  # generated above from our own types, never from input
-    return env["decode"]  # type: ignore[no-any-return]
+    # the code is generated above from our own dataclasses, never from input
+    exec(compile(code, f"<facts decoder {tp.__name__}>", "exec"), env)
+    decode: _Decoder = env["decode"]
+    if tp is ArgShape:
+        decode = _shared(decode)  # a few hundred shapes cover most call sites
+    return decode
+
+
+def _shared(decode: _Decoder) -> _Decoder:
+    """Reuse equal decoded values (frozen, so sharing is safe), keyed by their JSON form."""
+    seen: dict[str, Any] = {}
+
+    def shared(v: Any) -> Any:
+        key = repr(v)
+        found = seen.get(key)
+        if found is None:
+            found = decode(v)
+            if len(seen) < 4096:
+                seen[key] = found
+        return found
+
+    return shared
 
 
 def facts_from_json(text: str) -> FileFacts:
