@@ -14,6 +14,8 @@ first-parent walk ends at the shallow boundary (``CommitKind.BOUNDARY``).
 from __future__ import annotations
 
 import logging
+import os
+import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -35,6 +37,11 @@ logger = logging.getLogger(__name__)
 _GONE = frozenset({DeltaStatus.DELETED})
 # libgit2 raises these for a revision that is malformed, absent or not a commit.
 _REV_ERRORS = (KeyError, ValueError, TypeError, pygit2.GitError)
+# One entry of a raw git tree object: "<octal mode> <name>\0<20-byte object id>".
+_TREE_ENTRY = re.compile(rb"[0-7]+ [^\x00]+\x00[\x00-\xff]{20}")
+_OID_BYTES = 20
+_MODE_TYPE = 0o170000
+_MODE_TREE = 0o040000
 
 
 class CommitKind(StrEnum):
@@ -186,6 +193,7 @@ class GitRepo:
         boundary = self._shallow_boundary()
         target = self._repo.head.target
         oid = target if isinstance(target, pygit2.Oid) else None
+        trees = _TreeDiffer(self._repo.odb)
         while oid is not None:
             sha = str(oid)
             if sha == stop_at:
@@ -204,7 +212,7 @@ class GitRepo:
             elif not isinstance(parent, pygit2.Commit):
                 kind, files = CommitKind.BOUNDARY, ()
             else:
-                kind, files = CommitKind.CHANGE, _diff_paths(parent.tree, commit.tree)
+                kind, files = CommitKind.CHANGE, trees.changed_paths(parent.tree_id, commit.tree_id)
             yield CommitFacts(
                 sha=sha,
                 time=int(commit.commit_time),
@@ -258,12 +266,81 @@ class GitRepo:
             return False
 
 
-def _diff_paths(old: pygit2.Tree, new: pygit2.Tree) -> tuple[str, ...]:
-    diff = old.diff_to_tree(new)
-    return tuple(
-        delta.old_file.path if delta.status in _GONE else delta.new_file.path
-        for delta in diff.deltas
-    )
+class _TreeDiffer:
+    """The paths ``Tree.diff_to_tree`` reports, from raw tree objects, skipping equal subtrees.
+
+    libgit2's tree diff expands both trees to every file they hold, so each commit cost time in
+    proportion to the size of the whole project; like ``git log`` this compares entries level by
+    level and descends only into subtrees whose ids differ. Walking first parents, a commit's
+    trees are its child's parent trees, so the entries of the trees read for one commit are kept
+    for the next (two generations) and every tree is parsed once per walk.
+
+    Same answer as libgit2 without rename detection: a changed blob, symlink or submodule (also a
+    mode change within one type) is one path; an entry whose type changes is deleted and added
+    (a path twice, or a file and every file of a folder); sorted by path (git's tree order).
+    """
+
+    __slots__ = ("_current", "_odb", "_previous")
+
+    def __init__(self, odb: pygit2.Odb) -> None:
+        self._odb = odb
+        self._previous: dict[pygit2.Oid, frozenset[bytes]] = {}
+        self._current: dict[pygit2.Oid, frozenset[bytes]] = {}
+
+    def changed_paths(self, old: pygit2.Oid, new: pygit2.Oid) -> tuple[str, ...]:
+        """Paths that differ between the trees ``old`` and ``new``, sorted."""
+        paths: list[str] = []
+        self._diff(old, new, "", paths)
+        self._previous, self._current = self._current, {}
+        paths.sort()
+        return tuple(paths)
+
+    def _entries(self, oid: pygit2.Oid) -> frozenset[bytes]:
+        entries = self._current.get(oid)
+        if entries is None:
+            entries = self._previous.get(oid)
+            if entries is None:
+                _, data = self._odb.read(oid)
+                entries = frozenset(_TREE_ENTRY.findall(data))
+            self._current[oid] = entries
+        return entries
+
+    def _diff(self, old: pygit2.Oid, new: pygit2.Oid, prefix: str, paths: list[str]) -> None:
+        if old == new:
+            return
+        before, after = self._entries(old), self._entries(new)
+        # Entries present on both sides unchanged cancel out; what remains is keyed by name.
+        sides: dict[bytes, list[tuple[int, bytes] | None]] = {}
+        for side, entries in ((0, before - after), (1, after - before)):
+            for entry in entries:
+                mode, _, name = entry[: -_OID_BYTES - 1].partition(b" ")
+                pair = sides.setdefault(name, [None, None])
+                pair[side] = (int(mode, 8) & _MODE_TYPE, entry[-_OID_BYTES:])
+        for name, (was, now) in sides.items():
+            path = prefix + os.fsdecode(name)
+            if was is not None and now is not None and was[0] == now[0]:
+                if was[0] == _MODE_TREE:
+                    self._diff(pygit2.Oid(raw=was[1]), pygit2.Oid(raw=now[1]), path + "/", paths)
+                else:
+                    paths.append(path)
+                continue
+            for side in (was, now):
+                if side is None:
+                    continue
+                if side[0] == _MODE_TREE:
+                    self._files(pygit2.Oid(raw=side[1]), path + "/", paths)
+                else:
+                    paths.append(path)
+
+    def _files(self, oid: pygit2.Oid, prefix: str, paths: list[str]) -> None:
+        """Every file under the tree ``oid`` (a folder added or deleted as a whole)."""
+        for entry in self._entries(oid):
+            mode, _, name = entry[: -_OID_BYTES - 1].partition(b" ")
+            path = prefix + os.fsdecode(name)
+            if int(mode, 8) & _MODE_TYPE == _MODE_TREE:
+                self._files(pygit2.Oid(raw=entry[-_OID_BYTES:]), path + "/", paths)
+            else:
+                paths.append(path)
 
 
 def _message(commit: pygit2.Commit) -> str:
