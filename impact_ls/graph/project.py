@@ -325,7 +325,7 @@ class ProjectIndex:
         if jobs_wanted <= 1 or len(misses) < PARALLEL_MIN_FILES:
             for item in items:
                 sink.accept([_extract_one(item)])
-            sink.flush()
+            sink.finish()
             return sink.facts, sink.bad, 1
         workers = min(jobs_wanted, max(1, len(misses) // _CHUNK))
         worker_cpu: dict[int, float] = {}
@@ -345,7 +345,7 @@ class ProjectIndex:
                     collect()
             while inflight:
                 collect()
-        sink.flush()
+        sink.finish()
         self._worker_cpu_s += sum(worker_cpu.values())
         return sink.facts, sink.bad, workers
 
@@ -465,6 +465,7 @@ class _Sink:
         self._done = done
         self._total = total
         self._progress = progress
+        self._reported = (done, total)
         if progress is not None:
             progress(done, total)
 
@@ -476,11 +477,19 @@ class _Sink:
             self.flush()
         self._done += len(rows)
         if self._progress is not None:
-            self._progress(self._done, self._total - len(self.bad))
+            self._reported = (self._done, self._total - len(self.bad))
+            self._progress(*self._reported)
 
     def flush(self) -> None:
         self.store.put_encoded(self._rows)
         self._rows = []
+
+    def finish(self) -> None:
+        """Write what is left and report completion (undecodable files shrink the total)."""
+        self.flush()
+        total = self._total - len(self.bad)
+        if self._progress is not None and self._reported != (self._done, total):
+            self._progress(self._done, total)
 
 
 def _named(facts: FileFacts, roots: tuple[str, ...]) -> FileFacts:

@@ -323,3 +323,11 @@ def test_refresh_rebuilds_when_the_source_roots_move(tmp_path: Path):
     assert index.module_for("src/app/core.py") == "src.app.core"
     assert index.graph.node("src.app.core.run") is not None
     assert index.graph.node("app.core.run") is None
+
+
+def test_progress_ends_at_the_total_when_the_last_file_is_undecodable(root: Path):
+    _write(root, "tests/zz_latin.py", b"x = '\xe9'\n")
+    seen: list[tuple[int, int]] = []
+    ProjectIndex(root, Settings()).build(progress=lambda d, t: seen.append((d, t)))
+    assert seen[0] == (0, 5)
+    assert seen[-1] == (4, 4)
