@@ -109,7 +109,8 @@ def _batch_lines(report: Report) -> list[str]:
             names.append(f"… (+{b.size - _MAX_BATCH_NAMES})")
         split = " (split)" if b.split else ""
         sites = _plural(b.size, "site")
-        lines.append(f"  Batch {b.batch_id} · {sites}{split}: {' → '.join(names)}")
+        # People count from 1; the JSON keeps the 0-based batch_id of the schema.
+        lines.append(f"  Batch {b.batch_id + 1} · {sites}{split}: {' → '.join(names)}")
     return lines
 
 
