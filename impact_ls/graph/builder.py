@@ -79,6 +79,7 @@ class GraphBuilder:
         self._readers: dict[_Key, set[str]] = defaultdict(set)
         self._roots: tuple[str, ...] = ("",)
         self._last_resolved: tuple[str, ...] = ()
+        self._roots_stale = False
 
     # ------------------------------------------------------------------ reading
 
@@ -132,10 +133,14 @@ class GraphBuilder:
 
     def update(self, file: str, text: str) -> None:
         """Extract ``file`` from ``text`` and patch the graph (module named from known files)."""
-        roots = source_roots([*self._facts, file])
-        if roots != self._roots:
-            self._reroot(roots, changed={file: text})
-            return
+        roots = self._roots
+        if file not in self._facts or self._roots_stale:
+            # only a new file (or facts set from outside) can move the source roots
+            roots = source_roots([*self._facts, file])
+            self._roots_stale = False
+            if roots != self._roots:
+                self._reroot(roots, changed={file: text})
+                return
         module, is_package = module_for(file, roots)
         self.set_facts(extract_facts(text, file=file, module=module, is_package=is_package))
 
@@ -147,6 +152,8 @@ class GraphBuilder:
     def _set_facts(self, facts: FileFacts) -> None:
         file = facts.file
         old = self._facts.get(file)
+        if old is None:
+            self._roots_stale = True
         old_info = self._infos.get(file)
         keys = self._unindex(old) if old is not None else set()
         self._facts[file] = facts
