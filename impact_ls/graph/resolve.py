@@ -1,15 +1,19 @@
 """Resolve one file's facts against the whole project: nodes, edges and dynamic references.
 
-Inputs: the file's ``FileInfo`` (its facts, indexed) and a ``Project`` view of every other file.
-Output: ``Resolved`` (nodes, edges, dynamic refs), each edge carrying file:line evidence.
+``file_nodes``/``file_dynamic`` depend on the file alone. ``resolve_file`` takes the file's
+``FileInfo`` (its facts, indexed) and a ``Project`` view of every other file and returns the
+edges evidenced in that file, each with its exact span (call sites carry their ``ArgShape``);
+an edge's ``source`` is the innermost enclosing function, method, class or module.
 
 Rules (DESIGN §2): module ↔ file map (flat, ``src/``, namespace packages); imports (absolute,
 relative, aliases, ``__init__`` re-exports and ``__all__``, star imports) followed transitively;
 calls through local scope, module globals, imports, ``self``/``cls`` along the MRO, ``super()``,
 constructors (``instantiate`` plus ``call`` to ``__init__``), annotated parameters and attributes
-and ``x = Cls(); x.m()``; pytest fixtures with conftest scoping; ``tests`` edges from a test to what
-it and its fixtures call; ``contains``, ``inherit``, ``override``, ``class-member``, ``type-ref``,
-``import``, ``reexport``.
+``x = Cls(); x.m()``, ``self.repo = repo`` and agreed return values (``return Cls()``,
+``return self``); pytest fixtures with conftest scoping, overriding and autouse, a requested
+fixture typed by what it returns; ``tests`` edges from a test to what it and its fixtures call;
+``contains``, ``inherit``, ``override``, ``class-member``, ``type-ref``, ``import``,
+``reexport`` (with ``member`` = the exported name).
 
 Where the receiver or module is known but the member is not (a deleted function), the edge still
 points at the would-be qualname — a dangling target — so the deleted definition finds its users.
@@ -249,15 +253,6 @@ _USABLE = frozenset({_K.FIELD, _K.FUNCTION, _K.CLASS, _K.DANGLING})
 _UNTYPED = frozenset({_K.UNKNOWN, _K.DANGLING})
 _UNKNOWN_V = _Val(_K.UNKNOWN)
 _EXTERNAL_V = _Val(_K.EXTERNAL)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Resolved:
-    """The graph contribution of one file."""
-
-    nodes: tuple[Node, ...]
-    edges: tuple[Edge, ...]
-    dynamic: tuple[DynamicRef, ...]
 
 
 # --------------------------------------------------------------------------- nodes
