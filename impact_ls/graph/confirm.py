@@ -99,7 +99,7 @@ class JediConfirmer:
     # ------------------------------------------------------------------ jedi
 
     def _decide(self, edge: Edge, text: str) -> bool | None:
-        import jedi  # slow to import; only when a name-matched edge is first questioned
+        import jedi  # type: ignore[import-untyped]  # slow to import; only when first needed
 
         position = _member_position(text, edge)
         if position is None:

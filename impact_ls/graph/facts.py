@@ -27,7 +27,12 @@ from dataclasses import dataclass, fields, is_dataclass
 from operator import attrgetter
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
-from impact_ls.model import ArgShape, DynamicKind, NodeKind, Param, ParamKind, Span, StrEnum
+from impact_ls.model import ArgShape, DynamicKind, NodeKind, Param, ParamKind, Span
+
+if sys.version_info >= (3, 11):
+    from enum import StrEnum
+else:  # pragma: no cover - exercised only on 3.10
+    from impact_ls.model import StrEnum  # type: ignore[attr-defined]
 
 logger = logging.getLogger(__name__)
 

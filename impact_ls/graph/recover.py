@@ -126,7 +126,7 @@ def _parso_defs(text: str, file: str, facts: FileFacts) -> list[DefFact]:
     import parso
 
     known = {d.qualname for d in facts.definitions}
-    tree = parso.parse(text, error_recovery=True)
+    tree = parso.parse(text, error_recovery=True)  # type: ignore[no-untyped-call]
     out: list[DefFact] = []
     _walk(tree, "", False, known, out)
     return out
