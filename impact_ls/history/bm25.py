@@ -23,10 +23,16 @@ MIN_TOKEN_CHARS = 2
 _WORDS = re.compile(r"[^\W_]+")
 # Acronyms stay whole up to the next capitalised word: HTTPServer → HTTP, Server.
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_LONG_PART = re.compile(f"[^ ]{{{MIN_TOKEN_CHARS},}}")
 
 
 def tokenize(text: str) -> tuple[str, ...]:
     """Lowercased word tokens of ``text``, split on non-alphanumerics, ``_`` and camelCase."""
+    if text.isascii():
+        # Most messages: every word is split on camelCase, and as no part can span two words
+        # one pass over the whole text gives the same parts as one pass per word.
+        # Joined, lowercased and filtered by length in C: a part holds no space.
+        return tuple(_LONG_PART.findall(" ".join(_CAMEL.findall(text)).lower()))
     tokens: list[str] = []
     for word in _WORDS.findall(text):
         if (word.islower() and word.isalpha()) or not word.isascii():

@@ -14,7 +14,6 @@ first-parent walk ends at the shallow boundary (``CommitKind.BOUNDARY``).
 from __future__ import annotations
 
 import logging
-import os
 import re
 import sys
 from collections.abc import Iterator
@@ -42,6 +41,14 @@ _TREE_ENTRY = re.compile(rb"[0-7]+ [^\x00]+\x00[\x00-\xff]{20}")
 _OID_BYTES = 20
 _MODE_TYPE = 0o170000
 _MODE_TREE = 0o040000
+# The modes git writes, by their bytes in a tree object; anything else is parsed.
+_MODE_TYPES = {
+    b"40000": _MODE_TREE,
+    b"100644": 0o100000,
+    b"100755": 0o100000,
+    b"120000": 0o120000,
+    b"160000": 0o160000,
+}
 
 
 class CommitKind(StrEnum):
@@ -194,12 +201,10 @@ class GitRepo:
         target = self._repo.head.target
         oid = target if isinstance(target, pygit2.Oid) else None
         trees = _TreeDiffer(self._repo.odb)
-        while oid is not None:
-            sha = str(oid)
+        commit = self._repo.get(oid) if oid is not None else None
+        while isinstance(commit, pygit2.Commit):
+            sha = str(commit.id)
             if sha == stop_at:
-                return
-            commit = self._repo.get(oid)
-            if not isinstance(commit, pygit2.Commit):
                 return
             parent_ids = [] if sha in boundary else commit.parent_ids
             parent = self._repo.get(parent_ids[0]) if parent_ids else None
@@ -221,7 +226,8 @@ class GitRepo:
                 parent=str(parent_ids[0]) if parent_ids else None,
                 files=files,
             )
-            oid = parent.id if isinstance(parent, pygit2.Commit) else None
+            # The parent object is the next commit: looking it up again cost a second read.
+            commit = parent if isinstance(parent, pygit2.Commit) else None
 
     # ------------------------------------------------------------------ private
 
@@ -284,63 +290,94 @@ class _TreeDiffer:
 
     def __init__(self, odb: pygit2.Odb) -> None:
         self._odb = odb
-        self._previous: dict[pygit2.Oid, frozenset[bytes]] = {}
-        self._current: dict[pygit2.Oid, frozenset[bytes]] = {}
+        # Keyed by the raw 20-byte id, as tree entries name their children.
+        self._previous: dict[bytes, frozenset[bytes]] = {}
+        self._current: dict[bytes, frozenset[bytes]] = {}
 
     def changed_paths(self, old: pygit2.Oid, new: pygit2.Oid) -> tuple[str, ...]:
         """Paths that differ between the trees ``old`` and ``new``, sorted."""
         paths: list[str] = []
-        self._diff(old, new, "", paths)
+        self._diff(old.raw, new.raw, "", paths)
         self._previous, self._current = self._current, {}
         paths.sort()
         return tuple(paths)
 
-    def _entries(self, oid: pygit2.Oid) -> frozenset[bytes]:
+    def _entries(self, oid: bytes) -> frozenset[bytes]:
         entries = self._current.get(oid)
         if entries is None:
             entries = self._previous.get(oid)
             if entries is None:
-                _, data = self._odb.read(oid)
+                _, data = self._odb.read(pygit2.Oid(raw=oid))
                 entries = frozenset(_TREE_ENTRY.findall(data))
             self._current[oid] = entries
         return entries
 
-    def _diff(self, old: pygit2.Oid, new: pygit2.Oid, prefix: str, paths: list[str]) -> None:
+    def _diff(self, old: bytes, new: bytes, prefix: str, paths: list[str]) -> None:
         if old == new:
             return
         before, after = self._entries(old), self._entries(new)
+        gone, came = before - after, after - before
+        if len(gone) == 1 and len(came) == 1:
+            # The common case: one entry changed its id (a file edited, a folder below it).
+            (was_mode, was_name, was_id), (now_mode, now_name, now_id) = map(
+                _split_entry, (*gone, *came)
+            )
+            if was_name == now_name:
+                self._pair(
+                    prefix + _decode(now_name), (was_mode, was_id), (now_mode, now_id), paths
+                )
+                return
         # Entries present on both sides unchanged cancel out; what remains is keyed by name.
         sides: dict[bytes, list[tuple[int, bytes] | None]] = {}
-        for side, entries in ((0, before - after), (1, after - before)):
+        for side, entries in ((0, gone), (1, came)):
             for entry in entries:
-                mode, _, name = entry[: -_OID_BYTES - 1].partition(b" ")
-                pair = sides.setdefault(name, [None, None])
-                pair[side] = (int(mode, 8) & _MODE_TYPE, entry[-_OID_BYTES:])
+                mode, name, oid = _split_entry(entry)
+                sides.setdefault(name, [None, None])[side] = (mode, oid)
         for name, (was, now) in sides.items():
-            path = prefix + os.fsdecode(name)
-            if was is not None and now is not None and was[0] == now[0]:
-                if was[0] == _MODE_TREE:
-                    self._diff(pygit2.Oid(raw=was[1]), pygit2.Oid(raw=now[1]), path + "/", paths)
-                else:
-                    paths.append(path)
-                continue
-            for side in (was, now):
-                if side is None:
-                    continue
-                if side[0] == _MODE_TREE:
-                    self._files(pygit2.Oid(raw=side[1]), path + "/", paths)
-                else:
-                    paths.append(path)
+            path = prefix + _decode(name)
+            if was is not None and now is not None:
+                self._pair(path, was, now, paths)
+            elif was is not None:
+                self._one(path, *was, paths)
+            elif now is not None:
+                self._one(path, *now, paths)
 
-    def _files(self, oid: pygit2.Oid, prefix: str, paths: list[str]) -> None:
-        """Every file under the tree ``oid`` (a folder added or deleted as a whole)."""
-        for entry in self._entries(oid):
-            mode, _, name = entry[: -_OID_BYTES - 1].partition(b" ")
-            path = prefix + os.fsdecode(name)
-            if int(mode, 8) & _MODE_TYPE == _MODE_TREE:
-                self._files(pygit2.Oid(raw=entry[-_OID_BYTES:]), path + "/", paths)
+    def _pair(
+        self, path: str, was: tuple[int, bytes], now: tuple[int, bytes], paths: list[str]
+    ) -> None:
+        """An entry on both sides, as (mode type, raw id), with a different id or mode."""
+        if was[0] == now[0]:
+            if was[0] == _MODE_TREE:
+                self._diff(was[1], now[1], path + "/", paths)
             else:
                 paths.append(path)
+            return
+        # Its type changed: libgit2 reports a deletion and an addition.
+        self._one(path, *was, paths)
+        self._one(path, *now, paths)
+
+    def _one(self, path: str, mode: int, oid: bytes, paths: list[str]) -> None:
+        """An entry on one side only: a file, or every file of a folder."""
+        if mode != _MODE_TREE:
+            paths.append(path)
+            return
+        for entry in self._entries(oid):
+            child_mode, name, child = _split_entry(entry)
+            self._one(path + "/" + _decode(name), child_mode, child, paths)
+
+
+def _split_entry(entry: bytes) -> tuple[int, bytes, bytes]:
+    """(mode type, name, raw id) of one raw tree entry."""
+    mode, _, name = entry[: -_OID_BYTES - 1].partition(b" ")
+    kind = _MODE_TYPES.get(mode)
+    if kind is None:
+        kind = int(mode, 8) & _MODE_TYPE
+    return kind, name, entry[-_OID_BYTES:]
+
+
+def _decode(name: bytes) -> str:
+    """A path component as ``os.fsdecode`` decodes it on POSIX (what pygit2 reports)."""
+    return name.decode("utf-8", "surrogateescape")
 
 
 def _message(commit: pygit2.Commit) -> str:
