@@ -980,7 +980,7 @@ class _Walker:
             if UNKNOWN in chain or CALL in chain:
                 return
             chain = self._rewrite_self(chain)
-            if chain[0] == "self" and len(chain) == 2:
+            if chain[0] in ("self", "cls") and len(chain) == 2:
                 owner = self._enclosing_class()
                 if owner is not None:
                     owner.attributes.append(chain[1])

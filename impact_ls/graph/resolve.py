@@ -61,6 +61,7 @@ logger = logging.getLogger(__name__)
 
 MAX_NAME_CANDIDATES = 16
 _BUILTINS = frozenset(dir(builtins))
+_PROPERTY_DECORATORS = frozenset({"property", "cached_property"})
 _MAX_DEPTH = 24
 _CALLABLE_KINDS = frozenset({NodeKind.FUNCTION, NodeKind.METHOD, NodeKind.FIXTURE})
 
@@ -154,6 +155,7 @@ def interface_of(info: FileInfo) -> tuple[object, ...]:
             d.bases,
             d.returns,
             d.returns_value,
+            d.decorators,
             d.attributes,
             d.param_types,
             d.fixture,
@@ -781,10 +783,13 @@ class _Resolver:
         kind = val.kind
         if kind == _K.MODULE:
             return self._symbol(val.module, attr, 0)
-        if kind in (_K.CLASS, _K.INSTANCE):
+        if kind == _K.CLASS:
             return self._member(_Val(_K.CLASS, val.module, val.local), attr)
-        if kind == _K.SUPER:
-            return self._member(_Val(_K.CLASS, val.module, val.local), attr, skip_self=True)
+        if kind in (_K.INSTANCE, _K.SUPER):
+            member = self._member(
+                _Val(_K.CLASS, val.module, val.local), attr, skip_self=kind == _K.SUPER
+            )
+            return self._property_value(member) if member.kind == _K.FUNCTION else member
         if kind == _K.FIELD and val.of is not None:
             return self._step(val.of, attr)
         if kind == _K.FIELD and val.of is None:
@@ -795,6 +800,16 @@ class _Resolver:
         if kind == _K.EXTERNAL:
             return _EXTERNAL_V
         return _UNKNOWN_V
+
+    def _property_value(self, member: _Val) -> _Val:
+        """A ``@property`` read through an instance is a field holding what the getter returns."""
+        info = self._info_of(member.module)
+        d = info.defs.get(member.local) if info is not None else None
+        if d is None or not any(
+            deco.rsplit(".", 1)[-1] in _PROPERTY_DECORATORS for deco in d.decorators
+        ):
+            return member
+        return _Val(_K.FIELD, member.module, member.local, self._returns(member))
 
     def _called(self, val: _Val) -> _Val:
         """The value of calling ``val``."""

@@ -599,3 +599,22 @@ def test_agreed_return_values_of_unannotated_functions() -> None:
         "Fluent.where": ((), ("self",)),
         "nothing": ((), ()),
     }
+
+
+def test_class_attributes_come_from_the_body_self_and_cls() -> None:
+    facts = facts_of(
+        """\
+        class Registry:
+            kinds: dict
+            default = None
+
+            def __init__(self):
+                self.items = []
+                other.x = 1
+
+            @classmethod
+            def reset(cls):
+                cls.instances = 0
+        """
+    )
+    assert facts.definitions[0].attributes == ("kinds", "default", "items", "instances")

@@ -110,6 +110,7 @@ def test_contains_edges_link_module_class_and_method(flat: CodeGraph) -> None:
     assert out(flat, MODELS, "contains") == {
         (f"{MODELS}.User", "contains", 4),
         (f"{MODELS}.Repo", "contains", 11),
+        (f"{MODELS}.Profile", "contains", 16),
     }
     assert out(flat, f"{MODELS}.User", "contains") == {(f"{MODELS}.User.__init__", "contains", 7)}
 
@@ -195,6 +196,13 @@ def test_unknown_receivers_link_to_every_same_named_callable_marked_name_matched
     assert matched == [("shop.checkout.checkout", f"{AUTH}.Session.open", 9)]
     resolved = [e for e in flat.callers_of(f"{AUTH}.Session.open") if not e.name_matched]
     assert [(e.source, e.span.line) for e in resolved] == [(f"{AUTH}.LoginService.login", 30)]
+
+
+def test_properties_read_through_an_instance_have_their_getters_type(flat: CodeGraph) -> None:
+    assert out(flat, f"{MODELS}.Profile.describe") == {
+        (f"{MODELS}.Profile.owner", "class-member", 22),  # the property itself is used
+        (f"{MODELS}.User.name", "class-member", 22),  # owner -> User, by its annotation
+    }
 
 
 def test_return_values_and_fixture_values_type_their_receivers(flat: CodeGraph) -> None:
