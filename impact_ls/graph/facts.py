@@ -36,7 +36,7 @@ else:  # pragma: no cover - exercised only on 3.10
 
 logger = logging.getLogger(__name__)
 
-EXTRACTOR_VERSION = "3"
+EXTRACTOR_VERSION = "4"
 
 Chain = tuple[str, ...]
 
