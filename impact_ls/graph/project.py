@@ -94,7 +94,7 @@ class IndexStats:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Source:
-    """One file read from disk: its hash, and its text when it must be extracted."""
+    """One file read from disk: its path, content hash and bytes."""
 
     path: str
     sha: str
@@ -213,12 +213,15 @@ class ProjectIndex:
     # ------------------------------------------------------------------ building
 
     def build(self, *, progress: Progress | None = None, jobs: int = 0) -> IndexStats:
-        """(Re)build the graph from disk through the cache; return what it cost."""
+        """(Re)build the graph from disk through the cache; return what it cost.
+
+        Updates made before or during this build are replayed on the new graph; a later build
+        reads the disk again, so a caller with open editor buffers re-applies them afterwards.
+        """
         clock = _Clock()
         self._worker_cpu_s = 0.0
         with self.lock:
             self._building = True
-            self._pending.clear()
         try:
             stats = self._build(clock, progress=progress, jobs=jobs)
         finally:
@@ -357,7 +360,8 @@ class ProjectIndex:
         if rel is None:
             return
         with self.lock:
-            if self._building:
+            if self._building or not self.ready:
+                # A build in progress (or yet to come) replaces the builder: replay this on it.
                 self._pending.append((rel, text))
             self._update_locked(rel, text)
 
@@ -368,7 +372,7 @@ class ProjectIndex:
             logger.debug("remove of %s ignored: outside %s", path, self.root)
             return
         with self.lock:
-            if self._building:
+            if self._building or not self.ready:
                 self._pending.append((rel, None))
             self._remove_locked(rel)
 

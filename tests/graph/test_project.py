@@ -331,3 +331,12 @@ def test_progress_ends_at_the_total_when_the_last_file_is_undecodable(root: Path
     ProjectIndex(root, Settings()).build(progress=lambda d, t: seen.append((d, t)))
     assert seen[0] == (0, 5)
     assert seen[-1] == (4, 4)
+
+
+def test_an_update_before_the_first_build_survives_it(root: Path):
+    index = ProjectIndex(root, Settings())
+    index.update("pkg/early.py", "from pkg.core import greet\n\n\ndef early():\n    greet()\n")
+    index.build()
+    assert ("pkg.early.early", "pkg/early.py", 5) in _callers(index, "pkg.core.greet")
+    index.build()  # replayed once, not forever: a rebuild reads the disk again
+    assert "pkg/early.py" not in index.files()
