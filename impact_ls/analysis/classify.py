@@ -89,16 +89,19 @@ def classify_changes(
     lines = _LineMap(opcodes=opcodes, p2a=settled.p2a, after_count=len(after_lines))
     package = _package_of(module, file)
     before_source, patched_source = before, settled.text
+    texts: tuple[list[str], list[str]] | None = None
     if before_check.tree is not None and settled.check.tree is not None:
         # parso is slow on big files: only the top-level statements the edit touches are parsed
         keep_before, keep_patched = _touched_statements(
             before_check.tree, settled.check.tree, settled
         )
+        patched_lines = _split_lines(settled.text)
         before_source = _blank_except(before_lines, keep_before)
-        patched_source = _blank_except(_split_lines(settled.text), keep_patched)
+        patched_source = _blank_except(patched_lines, keep_patched)
+        texts = (before_lines, patched_lines)
     old = _extract(_Parse.of(before_source, before_check), package)
     new = _extract(_Parse.of(patched_source, settled.check), package)
-    ctx = _Context(file=file, module=module, old=old, new=new, lines=lines)
+    ctx = _Context(file=file, module=module, old=old, new=new, lines=lines, texts=texts)
     changes = [
         *_compare_defs(ctx),
         *_compare_fields(ctx),
@@ -1010,6 +1013,8 @@ class _Context:
     old: _Facts
     new: _Facts
     lines: _LineMap
+    # The baseline and patched lines, when both texts parse with ``ast`` (else None).
+    texts: tuple[list[str], list[str]] | None = None
 
     def qual(self, parts: Iterable[str]) -> QualName:
         return QualName(".".join(p for p in (self.module, *parts) if p))
@@ -1060,7 +1065,21 @@ def _compare_defs(ctx: _Context) -> Iterator[Change]:
                 if _norm(before.core) != _norm(after.core) or old_decorators != new_decorators:
                     yield _incomplete_def(ctx, after)
                 continue
+            if _same_source(ctx, before, after):
+                # Identical lines give identical ast nodes, so neither the signature nor the
+                # body nor the declaration changed; skipping them saves a big class's methods.
+                continue
             yield from _modified(ctx, before, after)
+
+
+def _same_source(ctx: _Context, before: _Def, after: _Def) -> bool:
+    """Whether both definitions span the very same lines of source (decorators included)."""
+    if ctx.texts is None:
+        return False  # a text that does not parse reads definitions another way; compare them
+    old_lines, new_lines = ctx.texts
+    if before.end - before.start != after.end - after.start:
+        return False
+    return old_lines[before.start - 1 : before.end] == new_lines[after.start - 1 : after.end]
 
 
 def _noun(definition: _Def) -> str:
