@@ -41,6 +41,7 @@ README = HERE / "README.md"
 sys.path.insert(0, str(HERE.parent.parent))
 
 from impact_ls.config import CACHE_DIR_NAME, Settings  # noqa: E402
+from impact_ls.graph.modules import source_roots  # noqa: E402
 from impact_ls.graph.project import ProjectIndex  # noqa: E402
 from impact_ls.graph.workspace import Skipped, discover_files, read_source  # noqa: E402
 
@@ -147,7 +148,9 @@ def jedi_callers(root: Path, index: ProjectIndex, qid: str) -> tuple[float, int]
     match = re.search(rf"\bdef\s+({re.escape(node.name)})\b", line_text)
     if match is None:
         return None
-    project = jedi.Project(root)
+    # Give jedi the source roots too (src/ layouts), so it resolves imports the way we do.
+    extra = [str(root / r) for r in source_roots(index.files()) if r]
+    project = jedi.Project(root, added_sys_path=extra)
 
     def references() -> list[jedi.api.classes.Name]:
         script = jedi.Script(code=text, path=path, project=project)
