@@ -115,6 +115,8 @@ class ProjectIndex:
         self.root = Path(root).resolve()
         self.settings = settings
         self.lock = threading.RLock()
+        # Serialises build and refresh (slow, mostly outside ``lock`` so readers go on).
+        self._build_lock = threading.RLock()
         self.ready = False
         self._confirmer = confirmer
         # A test hook (and a place for progress UIs): runs between discovery and reading.
@@ -218,15 +220,16 @@ class ProjectIndex:
         Updates made before or during this build are replayed on the new graph; a later build
         reads the disk again, so a caller with open editor buffers re-applies them afterwards.
         """
-        clock = _Clock()
-        self._worker_cpu_s = 0.0
-        with self.lock:
-            self._building = True
-        try:
-            stats = self._build(clock, progress=progress, jobs=jobs)
-        finally:
+        with self._build_lock:  # two builds at once would race to swap in their graphs
+            clock = _Clock()
+            self._worker_cpu_s = 0.0
             with self.lock:
-                self._building = False
+                self._building = True
+            try:
+                stats = self._build(clock, progress=progress, jobs=jobs)
+            finally:
+                with self.lock:
+                    self._building = False
         logger.info(
             "indexed %d files (%d extracted with %d job(s), %d from cache, %d skipped) in %.2fs",
             stats.files, stats.extracted, stats.jobs, stats.from_cache, stats.skipped, stats.wall_s,
@@ -378,6 +381,10 @@ class ProjectIndex:
 
     def refresh(self) -> tuple[str, ...]:
         """Rescan the disk and patch changed, new and removed files; return them, sorted."""
+        with self._build_lock:
+            return self._refresh()
+
+    def _refresh(self) -> tuple[str, ...]:
         if not self.ready:
             self.build()
             return self.files()

@@ -6,6 +6,7 @@ import logging
 import os
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -340,3 +341,21 @@ def test_an_update_before_the_first_build_survives_it(root: Path):
     assert ("pkg.early.early", "pkg/early.py", 5) in _callers(index, "pkg.core.greet")
     index.build()  # replayed once, not forever: a rebuild reads the disk again
     assert "pkg/early.py" not in index.files()
+
+
+def test_concurrent_build_and_refresh_are_serialised(root: Path):
+    index = ProjectIndex(root, Settings())
+    results: list[object] = []
+    threads = [
+        threading.Thread(target=lambda: results.append(index.build())),
+        threading.Thread(target=lambda: results.append(index.refresh())),
+        threading.Thread(target=lambda: results.append(index.build())),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert len(results) == 3
+    assert index.ready
+    assert index.files() == FILES
+    assert len(_callers(index, "pkg.core.greet")) == 3
