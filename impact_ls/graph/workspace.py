@@ -17,6 +17,7 @@ import io
 import logging
 import os
 import stat
+import sys
 import tokenize
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -25,7 +26,11 @@ from pathlib import Path
 import pygit2
 
 from impact_ls.config import DEFAULT_EXCLUDES, Settings
-from impact_ls.model import StrEnum
+
+if sys.version_info >= (3, 11):
+    from enum import StrEnum
+else:  # pragma: no cover - exercised only on 3.10
+    from impact_ls.model import StrEnum  # type: ignore[attr-defined]
 
 logger = logging.getLogger(__name__)
 
@@ -256,7 +261,7 @@ def _skip(path: str, kind: SkipKind, reason: str) -> Skipped:
     return Skipped(path=path, kind=kind, reason=reason)
 
 
-def _open_repo(root: Path) -> tuple[object | None, str]:
+def _open_repo(root: Path) -> tuple[pygit2.Repository | None, str]:
     """The git repository whose work tree holds ``root``, and ``root``'s path inside it."""
     try:
         found = pygit2.discover_repository(str(root))
@@ -284,9 +289,9 @@ def _open_repo(root: Path) -> tuple[object | None, str]:
     return repo, prefix
 
 
-def _ignored(repo: object, path: str) -> bool:
+def _ignored(repo: pygit2.Repository, path: str) -> bool:
     try:
-        return bool(repo.path_is_ignored(path))  # type: ignore[attr-defined]
+        return bool(repo.path_is_ignored(path))
     except Exception:  # libgit2 errors mean "cannot tell", which must not hide files
         return False
 
