@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import bisect
 import logging
+import re
 import warnings
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
@@ -96,8 +97,9 @@ def classify_changes(
             before_check.tree, settled.check.tree, settled
         )
         patched_lines = _split_lines(settled.text)
-        before_source = _blank_except(before_lines, keep_before)
-        patched_source = _blank_except(patched_lines, keep_patched)
+        old_touched, new_touched = _hunk_lines(settled)
+        before_source = _skeleton(before_lines, keep_before, before_check.tree, old_touched)
+        patched_source = _skeleton(patched_lines, keep_patched, settled.check.tree, new_touched)
         texts = (before_lines, patched_lines)
     old = _extract(_Parse.of(before_source, before_check), package)
     new = _extract(_Parse.of(patched_source, settled.check), package)
@@ -409,15 +411,7 @@ def _touched_statements(
     """
     old_stmts = _top_statements(before)
     new_stmts = _top_statements(patched)
-    old_touched: set[int] = set()
-    new_touched: set[int] = set()
-    for hunk in settled.hunks:
-        old_touched |= (
-            set(range(hunk.i1 + 1, hunk.i2 + 1)) if hunk.i2 > hunk.i1 else {hunk.i1, hunk.i1 + 1}
-        )
-        new_touched |= (
-            set(range(hunk.p1 + 1, hunk.p2 + 1)) if hunk.p2 > hunk.p1 else {hunk.p1, hunk.p1 + 1}
-        )
+    old_touched, new_touched = _hunk_lines(settled)
     old_keep = _hits(old_stmts, old_touched)
     new_keep = _hits(new_stmts, new_touched)
     to_new = {b: p for p, b in enumerate(settled.p2b, start=1) if b is not None}
@@ -447,6 +441,21 @@ def _touched_statements(
     return _lines_of(old_stmts, old_keep), _lines_of(new_stmts, new_keep)
 
 
+def _hunk_lines(settled: _Settled) -> tuple[set[int], set[int]]:
+    """Lines the hunks touch in the baseline and in the patched text (both sides of an insertion
+    or deletion point)."""
+    old_touched: set[int] = set()
+    new_touched: set[int] = set()
+    for hunk in settled.hunks:
+        old_touched |= (
+            set(range(hunk.i1 + 1, hunk.i2 + 1)) if hunk.i2 > hunk.i1 else {hunk.i1, hunk.i1 + 1}
+        )
+        new_touched |= (
+            set(range(hunk.p1 + 1, hunk.p2 + 1)) if hunk.p2 > hunk.p1 else {hunk.p1, hunk.p1 + 1}
+        )
+    return old_touched, new_touched
+
+
 def _lines_of(statements: list[_TopStatement], keep: set[int]) -> set[int]:
     return {line for i in keep for line in range(statements[i].start, statements[i].end + 1)}
 
@@ -454,6 +463,71 @@ def _lines_of(statements: list[_TopStatement], keep: set[int]) -> set[int]:
 def _blank_except(lines: list[str], keep: set[int]) -> str:
     """The text with every line outside ``keep`` emptied, so line numbers stay as they were."""
     return "".join(line if number in keep else "\n" for number, line in enumerate(lines, 1))
+
+
+def _skeleton(lines: list[str], keep: set[int], tree: ast.Module, touched: set[int]) -> str:
+    """What parso must read of a text that ``ast`` parses: the kept statements, with the body of
+    every untouched function that defines nothing inside replaced by ``pass`` on its last line.
+
+    When both texts parse, a function body is compared through ``ast`` (signatures, body units,
+    escapes) and parso contributes only the definition itself: its decorators and header, its
+    first and last line, and the definitions nested in it, which such a function has none of.
+    A method edit keeps its whole class, and parsing a 2,000-line class twice dominated the
+    analysis; its untouched methods now cost parso a header and a ``pass`` each.
+    """
+    out = [line if number in keep else "\n" for number, line in enumerate(lines, 1)]
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if any(_defines(child) for child in ast.walk(node) if child is not node):
+                stack.extend(node.body)
+                continue
+            body = _bare_body(node, lines, keep, touched)
+            if body is not None:
+                first, last, indent = body
+                out[first - 1 : last] = ["\n"] * (last - first) + [f"{indent}pass\n"]
+        elif isinstance(node, ast.ClassDef) or _is_compound(node):
+            stack.extend(ast.iter_child_nodes(node))
+    return "".join(out)
+
+
+def _defines(node: ast.AST) -> bool:
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+
+
+def _is_compound(node: ast.AST) -> bool:
+    """A statement (or part of one) whose block may hold definitions: if, for, try, with…"""
+    return isinstance(node, (ast.stmt, ast.excepthandler, ast.match_case)) and not isinstance(
+        node, (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Import)
+    )
+
+
+def _bare_body(
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+    lines: list[str],
+    keep: set[int],
+    touched: set[int],
+) -> tuple[int, int, str] | None:
+    """(first body line, last line, body indentation) of a function safe to hollow out, or None.
+
+    Safe: kept, untouched by the edit, its body starting on a line of its own after the
+    header, and ``def`` and its name on one line (parso locates the definition by its name).
+    """
+    start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    end = node.end_lineno or node.lineno
+    first = node.body[0]
+    if first.lineno <= node.lineno or end > len(lines):
+        return None
+    if any(line not in keep or line in touched for line in range(start, end + 1)):
+        return None
+    indent = lines[first.lineno - 1][: first.col_offset]
+    if indent.strip() or not indent:
+        return None
+    header = lines[node.lineno - 1]
+    if not re.match(rf"\s*(?:async\s+)?def\s+{re.escape(node.name)}\b", header):
+        return None
+    return first.lineno, end, indent
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
