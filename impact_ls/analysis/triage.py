@@ -7,8 +7,8 @@ Contract:
              name_matched)`` unless a test passes another; for an import change it also gets
              ``imported=`` the target of the site's import edge (looked up in the graph).
     output   ``Triage``: one ``TriageEntry`` per evidence site (two broken calls in one function
-             are two entries, each at its exact range), each bucket sorted by (-conf, tests after
-             production code, file, line, entity). A site reached from several changes, or
+             are two entries, each at its exact range), each bucket sorted by (production code before
+             tests, -conf, file, line, entity). A site reached from several changes, or
              through several relations, appears once, in its highest bucket.
     buckets  MUST-INSPECT: a distance-1 site where the binding check proves a break, the site's
              arguments are provable (no ``*args``/``**kwargs``) and its edge is resolved, not
@@ -220,11 +220,12 @@ def _strength(entry: TriageEntry) -> tuple[int, float, int, str, str, str]:
 
 def _report_key(
     entry: TriageEntry,
-) -> tuple[float, bool, str, int, str, tuple[tuple[int, int], tuple[int, int]], str, str]:
-    # Tests rank below production sites of equal confidence: fix the code, then its tests.
+) -> tuple[bool, float, str, int, str, tuple[tuple[int, int], tuple[int, int]], str, str]:
+    # Tests rank below production sites: fix the code, then its tests (a test that calls the
+    # changed function directly has test confidence 1.0, which would otherwise put it first).
     return (
-        -entry.conf,
         _is_test_file(entry.file),
+        -entry.conf,
         entry.file,
         entry.line,
         entry.entity,

@@ -289,15 +289,18 @@ def test_real_binding_through_walk_and_rank_for_an_import_change():
     assert [(e.entity, e.breaks) for e in triage.may_impact] == [("pkg.cli", ())]
 
 
-def test_tests_rank_below_production_sites_of_equal_confidence():
+def test_tests_rank_below_production_sites():
     ranked = [
-        _ranked("tests.test_auth.test_login", 1, [_site("tests/test_auth.py", 4, ONE)]),
+        _ranked(
+            "tests.test_auth.test_login", 1, [_site("tests/test_auth.py", 4, ONE)], test_conf=1.0
+        ),
         _ranked("zeta.api.handle", 1, [_site("zeta/api.py", 9, ONE)]),
         _ranked("pkg.test_helpers.make", 1, [_site("pkg/test_helpers.py", 2, ONE)]),
     ]
     triage = _triage(ranked)
+    # test_*.py files are tests wherever they live; among tests, confidence decides.
     assert [e.file for e in triage.must_inspect] == [
         "zeta/api.py",
-        "pkg/test_helpers.py",
         "tests/test_auth.py",
+        "pkg/test_helpers.py",
     ]

@@ -38,9 +38,9 @@ async def test_show_blast_radius_of_a_document_and_of_the_workspace(shop: Path) 
         ]
         assert [(e["file"], e["line"]) for e in report["triage"]["must_inspect"]] == [
             ("shop/cart.py", 19),
+            ("shop/invoice.py", 8),
             ("tests/test_pricing.py", 5),
             ("tests/test_pricing.py", 9),
-            ("shop/invoice.py", 8),
         ]
         assert report["obligations"]["validate"] == AFFECTED
         # the whole workspace: the open buffer stands for its file; the disk is unchanged
