@@ -25,7 +25,7 @@ import bisect
 import logging
 import re
 import warnings
-from collections import Counter, defaultdict
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
@@ -476,31 +476,44 @@ def _skeleton(lines: list[str], keep: set[int], tree: ast.Module, touched: set[i
     analysis; its untouched methods now cost parso a header and a ``pass`` each.
     """
     out = [line if number in keep else "\n" for number, line in enumerate(lines, 1)]
-    stack: list[ast.AST] = list(tree.body)
+    stack: list[ast.stmt] = list(tree.body)
     while stack:
         node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if any(_defines(child) for child in ast.walk(node) if child is not node):
-                stack.extend(node.body)
-                continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not any(
+            isinstance(stmt, _DEFINITIONS) for stmt in _inner_statements(node)
+        ):
             body = _bare_body(node, lines, keep, touched)
             if body is not None:
                 first, last, indent = body
                 out[first - 1 : last] = ["\n"] * (last - first) + [f"{indent}pass\n"]
-        elif isinstance(node, ast.ClassDef) or _is_compound(node):
-            stack.extend(ast.iter_child_nodes(node))
+        else:
+            stack.extend(_block_statements(node))
     return "".join(out)
 
 
-def _defines(node: ast.AST) -> bool:
-    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+# Statement blocks in the order ast.iter_child_nodes visits them (try: body, handlers, else…).
+_BLOCKS = ("body", "handlers", "orelse", "finalbody", "cases")
 
 
-def _is_compound(node: ast.AST) -> bool:
-    """A statement (or part of one) whose block may hold definitions: if, for, try, with…"""
-    return isinstance(node, (ast.stmt, ast.excepthandler, ast.match_case)) and not isinstance(
-        node, (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Import)
-    )
+def _block_statements(node: ast.AST) -> Iterator[ast.stmt]:
+    """The statements directly in ``node``'s blocks (except handlers and match cases opened)."""
+    for name in _BLOCKS:
+        for child in getattr(node, name, ()):
+            if isinstance(child, ast.stmt):
+                yield child
+            else:  # an except handler or a match case holds a block of its own
+                yield from _block_statements(child)
+
+
+def _inner_statements(node: ast.AST) -> Iterator[ast.stmt]:
+    """Every statement in ``node``'s blocks at any depth. Definitions are statements, so only
+    statement blocks can hold one; expressions are never entered."""
+    stack = list(_block_statements(node))
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        stack.extend(_block_statements(stmt))
 
 
 def _bare_body(
@@ -892,10 +905,23 @@ def _ast_def(facts: _Facts, line: int, name: str) -> ast.AST | None:
     for candidate in (index, index + 1):
         if 0 <= candidate < len(tree.body) and candidate not in facts.ast_walked:
             facts.ast_walked.add(candidate)
-            for node in ast.walk(tree.body[candidate]):
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    facts.ast_defs[(node.lineno, node.name)] = node
+            for node in _all_definitions(tree.body[candidate]):
+                facts.ast_defs[(node.lineno, node.name)] = node
     return facts.ast_defs.get((line, name))
+
+
+def _all_definitions(
+    stmt: ast.stmt,
+) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
+    """``stmt`` and every definition inside it, in ``ast.walk`` order, through statement blocks
+    only (a definition is a statement; walking every expression cost a big class milliseconds)."""
+    queue: deque[ast.AST] = deque([stmt])
+    while queue:
+        node = queue.popleft()
+        if isinstance(node, _DEFINITIONS):
+            yield node
+        for name in _BLOCKS:
+            queue.extend(getattr(node, name, ()))
 
 
 def _signature(facts: _Facts, definition: _Def) -> _Signature:

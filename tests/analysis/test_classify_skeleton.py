@@ -102,3 +102,41 @@ def test_an_edit_among_hollowed_methods_classifies_as_with_full_bodies() -> None
     assert changes[1].escapes is True  # writes self.limit
     # the untouched getter of the same name (occurrence 0) yields nothing
     assert sum(c.entity == "pkg.store.Store.size" for c in changes) == 1
+
+
+NESTED = """\
+class A:
+    try:
+        def t1(self): pass
+    except ValueError:
+        def t2(self): pass
+    else:
+        class T3:
+            def t4(self): pass
+    finally:
+        t5 = lambda self: None
+    match X:
+        case 1:
+            def m1(self):
+                def m2(): pass
+        case _:
+            pass
+    if Y:
+        async def a1(self): pass
+    while Z:
+        with W:
+            def w1(self): pass
+"""
+
+
+def test_all_definitions_finds_what_ast_walk_finds_in_the_same_order() -> None:
+    from impact_ls.analysis.classify import _all_definitions
+
+    stmt = ast.parse(NESTED).body[0]
+    walked = [
+        (n.lineno, n.name)
+        for n in ast.walk(stmt)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    ]
+    assert [(n.lineno, n.name) for n in _all_definitions(stmt)] == walked
+    assert [name for _, name in walked] == ["A", "t1", "T3", "a1", "t2", "t4", "m1", "w1", "m2"]
