@@ -20,7 +20,10 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import marshal
+import struct
 import sys
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, fields, is_dataclass
@@ -36,7 +39,7 @@ else:  # pragma: no cover - exercised only on 3.10
 
 logger = logging.getLogger(__name__)
 
-EXTRACTOR_VERSION = "4"
+EXTRACTOR_VERSION = "5"
 
 Chain = tuple[str, ...]
 
@@ -450,6 +453,158 @@ def facts_from_json(text: str) -> FileFacts:
     return facts  # type: ignore[no-any-return]
 
 
+
+# --------------------------------------------------------------------------- binary codec
+#
+# What the cache stores and workers send: nested positional tuples (enums as their index) dumped
+# with ``marshal``, behind a magic, the version stamp and a CRC of the payload. The CRC catches a
+# damaged row, so the decoder need not type-check every field (that check made the JSON decoder
+# several times slower); objects are made with ``object.__new__`` and the slot setters, skipping
+# the frozen dataclasses' ``__init__`` (half of the decoding cost).
+
+_MAGIC = b"IMPF"
+_HEADER = struct.Struct("<4sI")
+_BIN_STAMP = f"{EXTRACTOR_VERSION}/{sys.version_info[0]}.{sys.version_info[1]}"
+_MARSHAL_VERSION = 4
+_BIN_ENCODERS: dict[Any, Callable[[Any], Any]] = {}
+_BIN_DECODERS: dict[Any, Callable[[Any], Any]] = {}
+# ArgShape and Param values repeat endlessly; decoded ones are shared (they are frozen)
+_SHARED_MAX = 8192
+
+
+def _bin_expr(tp: Any, src: str, env: dict[str, Any], *, decode: bool, depth: int = 0) -> str:
+    """A Python expression encoding (or decoding) ``src`` as a value of type ``tp``."""
+    if tp in _PLAIN:
+        return src
+    if tp is Span:
+        if decode:
+            env["_dec_span"] = _dec_span
+            return f"_dec_span({src})"
+        env["_enc_span"] = attrgetter("line", "col", "end_line", "end_col")
+        return f"_enc_span({src})"
+    if isinstance(tp, type) and issubclass(tp, StrEnum):
+        members = list(tp)
+        if decode:
+            env[f"_members_{tp.__name__}"] = members
+            return f"_members_{tp.__name__}[{src}]"
+        env[f"_index_{tp.__name__}"] = {m: i for i, m in enumerate(members)}
+        return f"_index_{tp.__name__}[{src}]"
+    if isinstance(tp, type) and is_dataclass(tp):
+        name = f"_{'dec' if decode else 'enc'}_{tp.__name__}"
+        env[name] = _bin_codec(tp, decode=decode)
+        return f"{name}({src})"
+    origin = get_origin(tp)
+    if origin is tuple:
+        args = get_args(tp)
+        item = args[0]
+        inner = _bin_expr(item, "e", env, decode=decode, depth=depth + 1)
+        if inner == "e":
+            return src  # a tuple of plain values (or of chains) is stored as it is
+        if inner.endswith("(e)") and inner[:-3].isidentifier():
+            return f"tuple(map({inner[:-3]}, {src}))"
+        return f"tuple([{inner} for e in {src}])"
+    if origin is Union or type(tp).__name__ == "UnionType":
+        inner_tp = next(a for a in get_args(tp) if a is not type(None))
+        var = f"_y{depth}"
+        inner = _bin_expr(inner_tp, var, env, decode=decode, depth=depth + 1)
+        if inner == var:
+            return src
+        return f"(None if ({var} := {src}) is None else {inner})"
+    raise TypeError(f"no binary codec for {tp!r}")
+
+
+def _bin_codec(tp: Any, *, decode: bool) -> Callable[[Any], Any]:
+    table = _BIN_DECODERS if decode else _BIN_ENCODERS
+    found = table.get(tp)
+    if found is not None:
+        return found
+    hints = get_type_hints(tp, vars(sys.modules[tp.__module__]))
+    names = [f.name for f in fields(tp)]
+    env: dict[str, Any] = {"_cls": tp, "_new": object.__new__}
+    if decode:
+        lines = ["def codec(v):", f"    {', '.join(f'v{i}' for i in range(len(names)))}, = v"]
+        lines.append("    o = _new(_cls)")
+        for i, n in enumerate(names):
+            env[f"_set_{n}"] = getattr(tp, n).__set__
+            lines.append(f"    _set_{n}(o, {_bin_expr(hints[n], f'v{i}', env, decode=True)})")
+        lines.append("    return o")
+    else:
+        parts = [_bin_expr(hints[n], f"o.{n}", env, decode=False) for n in names]
+        lines = ["def codec(o):", f"    return ({', '.join(parts)},)"]
+    # the code is generated from our own dataclasses, never from input
+    exec(compile("\n".join(lines) + "\n", f"<facts codec {tp.__name__}>", "exec"), env)
+    codec: Callable[[Any], Any] = env["codec"]
+    if decode and tp in (ArgShape, Param):
+        codec = _shared_by_value(codec)
+    table[tp] = codec
+    return codec
+
+
+def _shared_by_value(decode: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """Reuse equal decoded values, keyed by their (hashable) encoded tuple."""
+    seen: dict[Any, Any] = {}
+
+    def shared(v: Any) -> Any:
+        found = seen.get(v)
+        if found is None:
+            found = decode(v)
+            if len(seen) < _SHARED_MAX:
+                seen[v] = found
+        return found
+
+    return shared
+
+
+_span_new = object.__new__
+_span_set = (Span.line.__set__, Span.col.__set__, Span.end_line.__set__, Span.end_col.__set__)  # type: ignore[attr-defined]
+
+
+def _dec_span(v: Any, _new: Any = _span_new, _s: Any = _span_set) -> Span:
+    line, col, end_line, end_col = v
+    span = _new(Span)
+    _s[0](span, line)
+    _s[1](span, col)
+    _s[2](span, end_line)
+    _s[3](span, end_col)
+    return span  # type: ignore[no-any-return]
+
+
+def facts_to_bytes(facts: FileFacts) -> bytes:
+    """Serialize ``facts`` compactly for the cache, stamped with ``EXTRACTOR_VERSION``."""
+    with gc_paused():
+        payload = marshal.dumps((_BIN_STAMP, _bin_codec(FileFacts, decode=False)(facts)),
+                                _MARSHAL_VERSION)
+    return _HEADER.pack(_MAGIC, zlib.crc32(payload)) + payload
+
+
+def facts_from_bytes(data: bytes) -> FileFacts:
+    """Parse what ``facts_to_bytes`` wrote; raise ``ValueError`` on corrupt or stale input."""
+    if not isinstance(data, (bytes, bytearray, memoryview)) or len(data) < _HEADER.size:
+        raise ValueError("corrupt facts: not a facts record")
+    magic, crc = _HEADER.unpack_from(data)
+    payload = memoryview(data)[_HEADER.size:]
+    if magic != _MAGIC or zlib.crc32(payload) != crc:
+        raise ValueError("corrupt facts: bad magic or checksum")
+    with gc_paused():
+        try:
+            stamp, body = marshal.loads(payload)
+        except (EOFError, TypeError, ValueError) as exc:
+            raise ValueError(f"corrupt facts: {exc!r}") from exc
+        if stamp != _BIN_STAMP:
+            raise ValueError("facts were written by another extractor version")
+        try:
+            facts = _bin_codec(FileFacts, decode=True)(body)
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
+            raise ValueError(f"corrupt facts: {exc!r}") from exc
+    return facts  # type: ignore[no-any-return]
+
+
+def facts_from_cache(data: str | bytes) -> FileFacts:
+    """Decode a cached row: the binary record, or the JSON an older writer (or a test) left."""
+    if isinstance(data, str):
+        return facts_from_json(data)
+    return facts_from_bytes(data)
+
 __all__ = [
     "CALL",
     "EXTRACTOR_VERSION",
@@ -471,7 +626,10 @@ __all__ = [
     "Request",
     "TypeHint",
     "TypeRefFact",
+    "facts_from_bytes",
+    "facts_from_cache",
     "facts_from_json",
+    "facts_to_bytes",
     "facts_to_json",
     "gc_paused",
 ]

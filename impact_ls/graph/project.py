@@ -38,8 +38,8 @@ from impact_ls.graph.extract import extract_facts
 from impact_ls.graph.facts import (
     EXTRACTOR_VERSION,
     FileFacts,
-    facts_from_json,
-    facts_to_json,
+    facts_from_bytes,
+    facts_to_bytes,
     gc_paused,
 )
 from impact_ls.graph.modules import module_for, source_roots
@@ -56,10 +56,10 @@ from impact_ls.graph.workspace import (
 logger = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]
-# (path, sha, text, module, is_package) → (path, sha, facts, facts JSON)
+# (path, sha, text, module, is_package) → (path, sha, facts, encoded facts)
 _Item = tuple[str, str, str, str, bool]
-_Row = tuple[str, str, FileFacts, str]
-_ChunkResult = tuple[list[str], int, float]
+_Row = tuple[str, str, FileFacts, bytes]
+_ChunkResult = tuple[list[bytes], int, float]
 
 # Below this many files to extract, worker start-up costs more than it saves.
 PARALLEL_MIN_FILES = 200
@@ -323,7 +323,7 @@ class ProjectIndex:
         """Extract every miss, streaming facts into the store; return facts, skips, workers.
 
         Texts are decoded lazily and at most a few chunks are in flight, so the bytes, texts
-        and JSON of a cold build never all sit in memory at once.
+        and encoded facts of a cold build never all sit in memory at once.
         """
         sink = _Sink(store, done=done, total=total, progress=progress)
         items = _work_items(misses, roots, sink.bad)
@@ -466,13 +466,13 @@ class ProjectIndex:
 
 
 class _Sink:
-    """Collects extracted facts, writes their JSON to the store in batches, reports progress."""
+    """Collects extracted facts, writes their encoding to the store in batches, reports progress."""
 
     def __init__(self, store: FactStore, *, done: int, total: int, progress: Progress | None):
         self.store = store
         self.facts: dict[str, FileFacts] = {}
         self.bad: list[Skipped] = []
-        self._rows: list[tuple[str, str, str, str]] = []
+        self._rows: list[tuple[str, str, str, str | bytes]] = []
         self._done = done
         self._total = total
         self._progress = progress
@@ -542,24 +542,24 @@ def _chunks(items: Iterator[_Item], size: int) -> Iterator[list[_Item]]:
 def _extract_one(item: _Item) -> _Row:
     path, sha, text, module, is_package = item
     facts = extract_facts(text, file=path, module=module, is_package=is_package)
-    return path, sha, facts, facts_to_json(facts)
+    return path, sha, facts, facts_to_bytes(facts)
 
 
 def _extract_chunk(items: list[_Item]) -> _ChunkResult:
-    """Extract a batch in a worker: the facts as JSON, the worker's pid and its CPU so far.
+    """Extract a batch in a worker: the encoded facts, the worker's pid and its CPU so far.
 
-    Only JSON crosses the process boundary: the cache needs it anyway, and decoding it in the
-    parent costs about what unpickling the dataclasses would, without pickling them here.
+    Only the cache's encoding crosses the process boundary: the cache needs it anyway, and
+    decoding it in the parent is much cheaper than unpickling the dataclasses.
     """
     with gc_paused():
         encoded = [_extract_one(item)[3] for item in items]
     return encoded, os.getpid(), time.process_time()
 
 
-def _decode_row(item: _Item, text: str) -> _Row:
+def _decode_row(item: _Item, data: bytes) -> _Row:
     path, sha = item[0], item[1]
     try:
-        return path, sha, facts_from_json(text), text
+        return path, sha, facts_from_bytes(data), data
     except ValueError:  # cannot happen unless the codec is broken; never lose the file
         logger.exception("facts of %s did not survive the trip from a worker", path)
         return _extract_one(item)

@@ -8,8 +8,8 @@ too, to an in-memory database. ``note`` says which degradation happened, for the
 
 A row whose facts no longer decode is a miss, never an error; a failing write is logged and
 dropped. The cache is an accelerator: losing it costs time, not correctness. Rows are
-``(path, sha256 of the file's bytes, EXTRACTOR_VERSION) → facts JSON``; several hashes of one path
-may coexist (switching branches back and forth stays warm) until ``prune`` trims them.
+``(path, sha256 of the file's bytes, EXTRACTOR_VERSION) → facts_to_bytes``; several hashes of
+one path may coexist (switching branches back and forth stays warm) until ``prune`` trims them.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from impact_ls.cachedir import prepare_cache_dir
 from impact_ls.config import CACHE_DIR_NAME
-from impact_ls.graph.facts import EXTRACTOR_VERSION, FileFacts, facts_from_json, facts_to_json
+from impact_ls.graph.facts import EXTRACTOR_VERSION, FileFacts, facts_from_cache, facts_to_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -108,8 +108,8 @@ class FactStore:
     def get_many(self, wanted: Mapping[str, str]) -> dict[str, FileFacts]:
         """Cached facts for each ``path → sha`` of ``wanted`` that has a valid row, in one scan.
 
-        Rows are decoded as the cursor yields them, so the JSON of the whole project is never
-        held at once (it is several times larger than the decoded facts' share of a warm start).
+        Rows are decoded as the cursor yields them, so the encoded facts of the whole project are
+        never held at once.
         """
         found: dict[str, FileFacts] = {}
         if not wanted:
@@ -131,7 +131,7 @@ class FactStore:
                 return {}
         return found
 
-    def _query_one(self, path: str, sha: str) -> str | None:
+    def _query_one(self, path: str, sha: str) -> str | bytes | None:
         if self._broken:
             return None
         try:
@@ -142,18 +142,21 @@ class FactStore:
         except sqlite3.Error as exc:
             self._fail("read", exc)
             return None
-        return None if row is None else str(row[0])
+        return None if row is None else row[0]  # type: ignore[no-any-return]
 
     # ------------------------------------------------------------------ writing
 
     def put_many(self, rows: Iterable[Row]) -> int:
         """Store ``(path, sha, facts)`` rows in one transaction; return how many were written."""
         return self.put_encoded(
-            (path, sha, EXTRACTOR_VERSION, facts_to_json(facts)) for path, sha, facts in rows
+            (path, sha, EXTRACTOR_VERSION, facts_to_bytes(facts)) for path, sha, facts in rows
         )
 
-    def put_encoded(self, rows: Iterable[tuple[str, str, str, str]]) -> int:
-        """Store ``(path, sha, extractor version, facts JSON)`` rows serialised elsewhere."""
+    def put_encoded(self, rows: Iterable[tuple[str, str, str, str | bytes]]) -> int:
+        """Store ``(path, sha, extractor version, encoded facts)`` rows serialised elsewhere.
+
+        The facts are ``facts_to_bytes`` output (JSON text from ``facts_to_json`` decodes too).
+        """
         batch = list(rows)
         if not batch:
             return 0
@@ -228,9 +231,9 @@ def sha256_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _decode(path: str, text: str) -> FileFacts | None:
+def _decode(path: str, text: str | bytes) -> FileFacts | None:
     try:
-        return facts_from_json(text)
+        return facts_from_cache(text)
     except (ValueError, TypeError, KeyError) as exc:
         logger.info("cached facts of %s do not decode (%s); re-extracting", path, exc)
         return None
