@@ -35,6 +35,7 @@ from impact_ls.graph.facts import (
     Request,
     TypeHint,
     TypeRefFact,
+    fast_init,
     gc_paused,
 )
 from impact_ls.model import ArgShape, DynamicKind, NodeKind, Param, ParamKind, Span
@@ -43,6 +44,13 @@ logger = logging.getLogger(__name__)
 
 _BUILTINS = frozenset(dir(builtins))
 _SHAPES: dict[tuple[int, tuple[str, ...], bool, bool], ArgShape] = {}
+# facts are made by the hundred thousand: skip the frozen dataclasses' slow __init__
+_new_span = fast_init(Span)
+_new_call = fast_init(CallFact)
+_new_access = fast_init(AccessFact)
+_new_assign = fast_init(AssignFact)
+_new_type_ref = fast_init(TypeRefFact)
+_new_dynamic = fast_init(DynamicFact)
 _MAX_SHAPES = 4096
 MAX_NODE_STRINGS = 32
 MAX_DOC_CHARS = 200
@@ -117,7 +125,7 @@ def extract_from_tree(
 
 
 def _span(node: Any) -> Span:
-    return Span(
+    return _new_span(
         line=node.lineno,
         col=node.col_offset,
         end_line=node.end_lineno or node.lineno,
@@ -651,10 +659,10 @@ class _Walker:
         start = self._char_col(line, node.col_offset)
         idx = line.find(node.name, start)
         if idx < 0:
-            return Span(line=node.lineno, col=node.col_offset, end_line=node.lineno, end_col=0)
+            return _new_span(line=node.lineno, col=node.col_offset, end_line=node.lineno, end_col=0)
         if not line.isascii():
             idx = len(line[:idx].encode("utf-8"))
-        return Span(
+        return _new_span(
             line=node.lineno, col=idx, end_line=node.lineno, end_col=idx + len(node.name.encode())
         )
 
@@ -707,7 +715,7 @@ class _Walker:
         outer.bound.add(node.name)
         if not in_class and not outer.is_function and node.name == "__getattr__":
             self.dynamic.append(
-                DynamicFact(
+                _new_dynamic(
                     scope="",
                     name="__getattr__",
                     kind=DynamicKind.MODULE_GETATTR,
@@ -782,7 +790,7 @@ class _Walker:
             _annotation_chains(node.returns, refs)
             returns = _main_type(node.returns)
         for chain, span in refs:
-            self.type_refs.append(TypeRefFact(scope=qualname, chain=chain, span=span))
+            self.type_refs.append(_new_type_ref(scope=qualname, chain=chain, span=span))
         return param_types, returns
 
     def _visit_decorator(self, deco: ast.expr) -> None:
@@ -923,7 +931,7 @@ class _Walker:
         refs: list[tuple[Chain, Span]] = []
         _annotation_chains(node.annotation, refs)
         for chain, span in refs:
-            self.type_refs.append(TypeRefFact(scope=self.scope.qualname, chain=chain, span=span))
+            self.type_refs.append(_new_type_ref(scope=self.scope.qualname, chain=chain, span=span))
         self._assign_target(node.target, node.value, _span(node), annotated=node.annotation)
         if node.value is not None:
             self.visit(node.value)
@@ -1032,7 +1040,7 @@ class _Walker:
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                 self.skip_strings.add(id(arg))
                 self.dynamic.append(
-                    DynamicFact(
+                    _new_dynamic(
                         scope=self.scope.qualname,
                         name=arg.value,
                         kind=_DYNAMIC_ATTR[chain[0]],
@@ -1044,7 +1052,7 @@ class _Walker:
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                 self.skip_strings.add(id(arg))
                 self.dynamic.append(
-                    DynamicFact(
+                    _new_dynamic(
                         scope=self.scope.qualname,
                         name=arg.value,
                         kind=DynamicKind.IMPORT_MODULE,
@@ -1111,7 +1119,7 @@ class _Walker:
         self._add_string(value)
         if value.isidentifier() and len(value) > 1:
             self.dynamic.append(
-                DynamicFact(
+                _new_dynamic(
                     scope=self.scope.qualname,
                     name=value,
                     kind=DynamicKind.STRING_LITERAL,
@@ -1179,7 +1187,7 @@ class _Walker:
         module_scope = self.scopes[0] if self.scopes else None
         bound_here = self.constant_set | (module_scope.bound if module_scope else set())
         calls = tuple(
-            CallFact(scope=r[0], callee=r[1], span=r[2], args=r[3], head_local=r[4])
+            _new_call(scope=r[0], callee=r[1], span=r[2], args=r[3], head_local=r[4])
             for r in self.calls
         )
         accesses = []
@@ -1195,10 +1203,10 @@ class _Walker:
             if len(chain) == 1 and r[4]:
                 continue  # a plain local variable
             accesses.append(
-                AccessFact(scope=r[0], chain=chain, access=r[3], span=r[2], head_local=r[4])
+                _new_access(scope=r[0], chain=chain, access=r[3], span=r[2], head_local=r[4])
             )
         assigns = tuple(
-            AssignFact(scope=r[0], target=r[1], value=r[3], span=r[2], annotated=r[4], alias=r[5])
+            _new_assign(scope=r[0], target=r[1], value=r[3], span=r[2], annotated=r[4], alias=r[5])
             for r in self.assigns
         )
         defs = sorted(self.defs, key=lambda d: (d.span.line, d.span.col, d.qualname))

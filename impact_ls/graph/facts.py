@@ -26,7 +26,7 @@ import sys
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import MISSING, dataclass, fields, is_dataclass
 from operator import attrgetter
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
@@ -454,6 +454,44 @@ def facts_from_json(text: str) -> FileFacts:
 
 
 
+_FAST_INITS: dict[type, Callable[..., Any]] = {}
+
+
+def fast_init(cls: type) -> Callable[..., Any]:
+    """A keyword constructor for frozen slots dataclass ``cls`` that skips its ``__init__``.
+
+    The generated ``__init__`` of a frozen dataclass sets each field through
+    ``object.__setattr__``; building the object with ``object.__new__`` and the slot setters is
+    about twice as fast, which matters for the hundreds of thousands of spans, facts and edges
+    a large project makes. Only for dataclasses without ``__post_init__`` or default factories.
+    """
+    found = _FAST_INITS.get(cls)
+    if found is not None:
+        return found
+    if hasattr(cls, "__post_init__"):
+        raise TypeError(f"{cls.__name__} has __post_init__")
+    env: dict[str, Any] = {"_cls": cls, "_new": object.__new__}
+    params: list[str] = []
+    body: list[str] = []
+    for f in fields(cls):
+        if f.default_factory is not MISSING:
+            raise TypeError(f"{cls.__name__}.{f.name} has a default factory")
+        if f.default is MISSING:
+            params.append(f.name)
+        else:
+            env[f"_default_{f.name}"] = f.default
+            params.append(f"{f.name}=_default_{f.name}")
+        env[f"_set_{f.name}"] = getattr(cls, f.name).__set__
+        body.append(f"    _set_{f.name}(o, {f.name})")
+    code = "\n".join(
+        [f"def make(*, {', '.join(params)}):", "    o = _new(_cls)", *body, "    return o", ""]
+    )
+    # generated from our own dataclass definitions, never from input
+    exec(compile(code, f"<fast init {cls.__name__}>", "exec"), env)
+    make: Callable[..., Any] = env["make"]
+    _FAST_INITS[cls] = make
+    return make
+
 # --------------------------------------------------------------------------- binary codec
 #
 # What the cache stores and workers send: nested positional tuples (enums as their index) dumped
@@ -631,5 +669,6 @@ __all__ = [
     "facts_from_json",
     "facts_to_bytes",
     "facts_to_json",
+    "fast_init",
     "gc_paused",
 ]

@@ -44,6 +44,7 @@ from impact_ls.graph.facts import (
     FileFacts,
     ImportFact,
     Request,
+    fast_init,
 )
 from impact_ls.model import (
     ArgShape,
@@ -64,6 +65,10 @@ _BUILTINS = frozenset(dir(builtins))
 _PROPERTY_DECORATORS = frozenset({"property", "cached_property"})
 _MAX_DEPTH = 24
 _CALLABLE_KINDS = frozenset({NodeKind.FUNCTION, NodeKind.METHOD, NodeKind.FIXTURE})
+# hundreds of thousands of edges per project: skip the frozen dataclasses' slow __init__
+_new_edge = fast_init(Edge)
+_new_node = fast_init(Node)
+_new_dynamic_ref = fast_init(DynamicRef)
 
 
 # --------------------------------------------------------------------------- per-file index
@@ -264,7 +269,7 @@ def file_nodes(info: FileInfo) -> list[Node]:
     """The module node and one node per definition; depends on this file alone."""
     facts = info.facts
     nodes = [
-        Node(
+        _new_node(
             id=QualName(facts.module),
             kind=NodeKind.MODULE,
             file=facts.file,
@@ -276,7 +281,7 @@ def file_nodes(info: FileInfo) -> list[Node]:
     ]
     for local, d in info.defs.items():
         nodes.append(
-            Node(
+            _new_node(
                 id=info.qual(local),
                 kind=d.kind,
                 file=facts.file,
@@ -295,7 +300,7 @@ def file_nodes(info: FileInfo) -> list[Node]:
 def file_dynamic(info: FileInfo) -> list[DynamicRef]:
     """The file's dynamic references; depends on this file alone."""
     return [
-        DynamicRef(
+        _new_dynamic_ref(
             source=info.qual(d.scope), name=d.name, kind=d.kind, file=info.facts.file, span=d.span
         )
         for d in info.facts.dynamic
@@ -358,7 +363,7 @@ class _Resolver:
         name_matched: bool = False,
         member: str | None = None,
     ) -> Edge:
-        edge = Edge(
+        edge = _new_edge(
             source=source,
             target=target,
             kind=kind,
@@ -902,7 +907,7 @@ class _Resolver:
         *,
         name_matched: bool = False,
     ) -> Edge:
-        return Edge(
+        return _new_edge(
             source=source,
             target=target,
             kind=kind,
