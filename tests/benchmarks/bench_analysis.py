@@ -60,6 +60,7 @@ TARGETS: dict[str, tuple[str, tuple[Target, ...]]] = {
         (
             Target(qid="django.utils.timezone.now", label="widely used"),
             Target(qid="django.utils.encoding.force_str", label="widely used"),
+            Target(qid="django.db.models.query.QuerySet.filter", label="method, 2,700-line file"),
             Target(qid="django.utils.text.camel_case_to_spaces", label="leaf"),
         ),
     ),
