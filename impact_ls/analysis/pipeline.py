@@ -19,7 +19,7 @@ from impact_ls.analysis.classify import classify_changes
 from impact_ls.analysis.dag import build_dag
 from impact_ls.analysis.hidden import find_hidden_channels
 from impact_ls.analysis.nextedit import CompletionClient, decide_next_edits, next_action
-from impact_ls.analysis.rank import rank_members
+from impact_ls.analysis.rank import Ranked, rank_members
 from impact_ls.analysis.testmap import format_test_map, map_tests
 from impact_ls.analysis.triage import triage_members
 from impact_ls.analysis.walk import walk_dependents
@@ -118,7 +118,7 @@ def analyze(
         if node.test_id in conf_by_test
     }
 
-    ranked = []
+    ranked: list[Ranked] = []
     for change in changes:
         ranked.extend(
             rank_members(
