@@ -329,6 +329,11 @@ class _Resolver:
         self._evaluating: set[tuple[str, str, Chain, int]] = set()
         self._members: dict[tuple[QualName, str, bool], _Val] = {}
         self._module_infos: dict[str, FileInfo | None] = {}
+        self._call_memo: dict[
+            tuple[str, str, Chain],
+            tuple[list[tuple[EdgeKind, QualName, QualName]],
+                  list[tuple[EdgeKind, QualName, QualName, bool, bool]]],
+        ] = {}
 
     # ------------------------------------------------------------------ driver
 
@@ -852,6 +857,36 @@ class _Resolver:
     # ------------------------------------------------------------------ calls
 
     def _call_edges(self, info: FileInfo, call: CallFact) -> list[Edge]:
+        """The edges of one call site, replayed from an equal earlier site when there is one.
+
+        A site whose head is not a local resolves the same way wherever it sits in its scope
+        (only a local's type depends on the line), so ``(file, scope, callee)`` keys the result:
+        the member edges its receiver walk added and the edges it returns, both re-made with
+        this site's span and arguments (a quarter of django's call sites repeat one).
+        """
+        if call.head_local:
+            return self._call_edges_uncached(info, call)
+        key = (info.facts.file, call.scope, call.callee)
+        memo = self._call_memo.get(key)
+        span = call.span
+        if memo is not None:
+            members, returned = memo
+            for kind, source, target in members:
+                self._add(kind, source, target, span)
+            return [
+                self._edge(kind, source, target, span, call.args if with_args else None,
+                           name_matched=matched)
+                for kind, source, target, with_args, matched in returned
+            ]
+        before = len(self.edges)
+        out = self._call_edges_uncached(info, call)
+        self._call_memo[key] = (
+            [(e.kind, e.source, e.target) for e in self.edges[before:]],
+            [(e.kind, e.source, e.target, e.args is not None, e.name_matched) for e in out],
+        )
+        return out
+
+    def _call_edges_uncached(self, info: FileInfo, call: CallFact) -> list[Edge]:
         chain = call.callee
         source = info.qual(call.scope)
         out: list[Edge] = []
