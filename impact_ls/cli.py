@@ -93,7 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
 def _setup_logging(verbose: int, log_file: str | None) -> None:
     level = logging.WARNING - 10 * min(verbose, 2)
     handler: logging.Handler = (
-        logging.FileHandler(log_file, encoding="utf-8") if log_file else logging.StreamHandler(sys.stderr)
+        logging.FileHandler(log_file, encoding="utf-8")
+        if log_file
+        else logging.StreamHandler(sys.stderr)
     )
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=level, handlers=[handler], force=True)

@@ -7,9 +7,9 @@ Contract:
              name_matched)`` unless a test passes another; for an import change it also gets
              ``imported=`` the target of the site's import edge (looked up in the graph).
     output   ``Triage``: one ``TriageEntry`` per evidence site (two broken calls in one function
-             are two entries, each at its exact range), each bucket sorted by (production code before
-             tests, -conf, file, line, entity). A site reached from several changes, or
-             through several relations, appears once, in its highest bucket.
+             are two entries, each at its exact range), each bucket sorted by (production
+             code before tests, -conf, file, line, entity). A site reached from several
+             changes, or through several relations, appears once, in its highest bucket.
     buckets  MUST-INSPECT: a distance-1 site where the binding check proves a break, the site's
              arguments are provable (no ``*args``/``**kwargs``) and its edge is resolved, not
              name-matched. The bucket is decided by that proof, not by a score.
@@ -31,6 +31,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from impact_ls.analysis.binding import find_breaks
 from impact_ls.analysis.dag import cause_label
 from impact_ls.analysis.rank import Ranked
 from impact_ls.analysis.relations import select_relations
@@ -85,7 +86,7 @@ def triage_members(
     for each in changes:
         change_of.setdefault(each.entity, each)
     entries: list[TriageEntry] = []
-    check = breaks_of
+    check = breaks_of or find_breaks
     for item in ranked:
         member = item.member
         change = change_of.get(member.seed)
@@ -104,8 +105,6 @@ def triage_members(
             provable = (site.args is None or site.args.provable) and not site.name_matched
             breaks: tuple[Break, ...] = ()
             if member.distance == 1:
-                if check is None:
-                    check = _default_breaks_of()
                 extra: dict[str, str | None] = {}
                 if change.change_type is ChangeType.IMPORT:
                     # binding needs the name this site imports to tell which removal hits it.
@@ -255,8 +254,3 @@ def _imported_at(graph: CodeGraph, entity: QualName, site: Site) -> str | None:
     return None
 
 
-def _default_breaks_of() -> BreaksOf:
-    # Imported here so triage (and its tests) work before binding.py exists.
-    from impact_ls.analysis.binding import find_breaks  # noqa: PLC0415
-
-    return find_breaks
