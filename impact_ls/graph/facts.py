@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import MISSING, dataclass, fields, is_dataclass
 from operator import attrgetter
-from typing import Any, Union, get_args, get_origin, get_type_hints
+from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from impact_ls.model import ArgShape, DynamicKind, NodeKind, Param, ParamKind, Span
 
@@ -454,10 +454,11 @@ def facts_from_json(text: str) -> FileFacts:
 
 
 
+_T = TypeVar("_T")
 _FAST_INITS: dict[type, Callable[..., Any]] = {}
 
 
-def fast_init(cls: type) -> Callable[..., Any]:
+def fast_init(cls: type[_T]) -> Callable[..., _T]:
     """A keyword constructor for frozen slots dataclass ``cls`` that skips its ``__init__``.
 
     The generated ``__init__`` of a frozen dataclass sets each field through
@@ -473,7 +474,7 @@ def fast_init(cls: type) -> Callable[..., Any]:
     env: dict[str, Any] = {"_cls": cls, "_new": object.__new__}
     params: list[str] = []
     body: list[str] = []
-    for f in fields(cls):
+    for f in fields(cls):  # type: ignore[arg-type]
         if f.default_factory is not MISSING:
             raise TypeError(f"{cls.__name__}.{f.name} has a default factory")
         if f.default is MISSING:
@@ -488,7 +489,7 @@ def fast_init(cls: type) -> Callable[..., Any]:
     )
     # generated from our own dataclass definitions, never from input
     exec(compile(code, f"<fast init {cls.__name__}>", "exec"), env)
-    make: Callable[..., Any] = env["make"]
+    make: Callable[..., _T] = env["make"]
     _FAST_INITS[cls] = make
     return make
 
@@ -594,7 +595,7 @@ def _shared_by_value(decode: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
 
 _span_new = object.__new__
-_span_set = (Span.line.__set__, Span.col.__set__, Span.end_line.__set__, Span.end_col.__set__)  # type: ignore[attr-defined]
+_span_set = tuple(getattr(Span, n).__set__ for n in ("line", "col", "end_line", "end_col"))
 
 
 def _dec_span(v: Any, _new: Any = _span_new, _s: Any = _span_set) -> Span:

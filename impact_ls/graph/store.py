@@ -142,7 +142,7 @@ class FactStore:
         except sqlite3.Error as exc:
             self._fail("read", exc)
             return None
-        return None if row is None else row[0]  # type: ignore[no-any-return]
+        return None if row is None else row[0]
 
     # ------------------------------------------------------------------ writing
 
