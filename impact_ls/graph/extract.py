@@ -66,6 +66,9 @@ _DYNAMIC_ATTR = {
     "delattr": DynamicKind.SETATTR,
 }
 _IMPORT_MODULE = {("importlib", "import_module"), ("import_module",), ("__import__",)}
+# the last names of every chain ``_dynamic_call`` acts on: a cheap test before the full one
+_DYNAMIC_CALLEES = frozenset({*_DYNAMIC_ATTR, *(c[-1] for c in _IMPORT_MODULE)})
+_NEVER_LOCAL = frozenset({UNKNOWN, SUPER, "self", "cls"})
 _OPTIONAL_WRAPPERS = {"Optional", "Annotated", "ClassVar", "Final", "Type", "type", "Required"}
 
 
@@ -124,13 +127,25 @@ def extract_from_tree(
 # --------------------------------------------------------------------------- helpers
 
 
+_object_new = object.__new__
+_set_line = Span.line.__set__  # type: ignore[attr-defined]
+_set_col = Span.col.__set__  # type: ignore[attr-defined]
+_set_end_line = Span.end_line.__set__  # type: ignore[attr-defined]
+_set_end_col = Span.end_col.__set__  # type: ignore[attr-defined]
+_CONSTANT = ast.Constant
+_NAME = ast.Name
+_LOAD = ast.Load
+
+
 def _span(node: Any) -> Span:
-    return _new_span(
-        line=node.lineno,
-        col=node.col_offset,
-        end_line=node.end_lineno or node.lineno,
-        end_col=node.end_col_offset or 0,
-    )
+    # half a million spans on django: the slot setters inline, without fast_init's keyword call
+    span: Span = _object_new(Span)
+    line = node.lineno
+    _set_line(span, line)
+    _set_col(span, node.col_offset)
+    _set_end_line(span, node.end_lineno or line)
+    _set_end_col(span, node.end_col_offset or 0)
+    return span
 
 
 def chain_of(expr: ast.expr, inner: list[ast.expr] | None = None) -> Chain:
@@ -395,6 +410,7 @@ _LEAF_FIELDS = frozenset(
         "is_async",
         "names",
         "asname",
+        "ops",
     }
 )
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
@@ -487,7 +503,29 @@ class _Walker:
         self.scopes.pop()
 
     def visit(self, node: ast.AST) -> None:
+        # the three commonest node kinds (over half of django's 911k) are handled inline, and a
+        # number, ``None`` or a bool never costs a call: a generic dispatch per node was the
+        # walk's largest single cost
         kind = type(node)
+        if kind is _CONSTANT:
+            value = node.value  # type: ignore[attr-defined]
+            if type(value) is str and id(node) not in self.skip_strings:
+                self._string_literal(node, value)
+            return
+        if kind is _NAME:
+            name = node.id  # type: ignore[attr-defined]
+            if type(node.ctx) is not _LOAD:  # type: ignore[attr-defined]
+                self._bind(name)
+                return
+            scope = self.scopes[-1]
+            if scope.is_function and name in scope.bound and name not in scope.globals:
+                return  # a local already bound here: never a reference to a definition
+            if name in _BUILTINS and name not in self.constant_set and name not in scope.bound:
+                return  # a builtin (unless the module rebinds it): nothing to point at
+            if scope.is_function and self._is_self_name(name):
+                return  # the method's own ``self``/``cls``
+            self._visit_name_load(name, _span(node))
+            return
         handler = _DISPATCH.get(kind)
         if handler is not None:
             handler(self, node)
@@ -495,21 +533,27 @@ class _Walker:
         names = _CHILD_FIELDS.get(kind)
         if names is None:
             names = _child_fields(kind)
+        visit = self.visit
         for name in names:
             value = getattr(node, name, None)
             if value is None:
                 continue
             if type(value) is list:
                 for child in value:
-                    if isinstance(child, ast.AST):
-                        self.visit(child)
-            elif isinstance(value, ast.AST):
-                self.visit(value)
+                    if isinstance(child, ast.AST) and not (
+                        type(child) is _CONSTANT and type(child.value) is not str  # type: ignore[attr-defined]
+                    ):
+                        visit(child)
+            elif isinstance(value, ast.AST) and not (
+                type(value) is _CONSTANT and type(value.value) is not str  # type: ignore[attr-defined]
+            ):
+                visit(value)
 
     def visit_all(self, nodes: list[Any]) -> None:
+        visit = self.visit
         for node in nodes:
             if node is not None:
-                self.visit(node)
+                visit(node)
 
     @property
     def scope(self) -> _Scope:
@@ -603,10 +647,8 @@ class _Walker:
                 outer.pending.append(row)
         scope.pending = []
 
-    def _add_string(self, value: str) -> None:
-        scope = self.scope
-        if len(scope.strings) >= MAX_NODE_STRINGS:
-            return
+    @staticmethod
+    def _add_string(scope: _Scope, value: str) -> None:
         for word in _WORD.findall(value[:_MAX_STRING_SCAN]):
             if word not in scope.string_set:
                 scope.string_set.add(word)
@@ -1021,18 +1063,43 @@ class _Walker:
     # ------------------------------------------------------------------ expressions
 
     def _visit_call(self, node: ast.Call) -> None:
-        scope = self.scope
+        # the commonest statement-level work (177k calls on django): helpers inlined
+        scope = self.scopes[-1]
+        func = node.func
         inner: list[ast.expr] = []
-        chain = chain_of(node.func, inner)
-        chain = self._rewrite_self(chain) if chain[0] not in (UNKNOWN, SUPER) else chain
-        row = [scope.qualname, chain, _span(node), _arg_shape(node), False]
-        self._pend(row)
+        if type(func) is _NAME:
+            chain: Chain = (func.id,)  # type: ignore[attr-defined]
+        else:
+            chain = chain_of(func, inner)
+        head = chain[0]
+        if scope.is_function and head not in (UNKNOWN, SUPER):
+            chain = self._rewrite_self(chain)
+            head = chain[0]
+        row = [scope.qualname, chain, _span(node), _arg_shape(node), head == UNKNOWN]
+        if head not in _NEVER_LOCAL and (scope.is_function or scope.is_class):
+            scope.pending.append(row)
         self.calls.append(row)
-        self._dynamic_call(chain, node)
-        self.visit_all(inner)
-        self.visit_all(node.args)
+        if chain[-1] in _DYNAMIC_CALLEES:
+            self._dynamic_call(chain, node)
+        visit = self.visit
+        for expr in inner:
+            visit(expr)
+        skip = self.skip_strings
+        for arg in node.args:
+            if type(arg) is _CONSTANT:
+                value = arg.value  # type: ignore[attr-defined]
+                if type(value) is str and id(arg) not in skip:
+                    self._string_literal(arg, value)  # type: ignore[arg-type]
+            else:
+                visit(arg)
         for kw in node.keywords:
-            self.visit(kw.value)
+            arg = kw.value
+            if type(arg) is _CONSTANT:
+                value = arg.value  # type: ignore[attr-defined]
+                if type(value) is str and id(arg) not in skip:
+                    self._string_literal(arg, value)  # type: ignore[arg-type]
+            else:
+                visit(arg)
 
     def _dynamic_call(self, chain: Chain, node: ast.Call) -> None:
         if len(chain) == 1 and chain[0] in _DYNAMIC_ATTR and len(node.args) >= 2:
@@ -1073,20 +1140,6 @@ class _Walker:
         self._pend(row)
         self.accesses.append(row)
 
-    def _visit_name(self, node: ast.Name) -> None:
-        if type(node.ctx) is ast.Load:
-            name = node.id
-            scope = self.scope
-            if scope.is_function and name in scope.bound and name not in scope.globals:
-                return  # a local already bound here: never a reference to a definition
-            if name in _BUILTINS and name not in self.constant_set and name not in scope.bound:
-                return  # a builtin (unless the module rebinds it): nothing to point at
-            if scope.is_function and self._is_self_name(name):
-                return  # the method's own ``self``/``cls``
-            self._visit_name_load(name, _span(node))
-        else:
-            self._bind(node.id)
-
     def _visit_name_load(self, name: str, span: Span) -> None:
         row = [self.scope.qualname, (name,), span, AccessKind.READ, False]
         self._pend(row)
@@ -1112,15 +1165,14 @@ class _Walker:
     def _visit_global(self, node: ast.Global | ast.Nonlocal) -> None:
         self.scope.globals.update(node.names)
 
-    def _visit_constant(self, node: ast.Constant) -> None:
-        value = node.value
-        if not isinstance(value, str) or id(node) in self.skip_strings:
-            return
-        self._add_string(value)
-        if value.isidentifier() and len(value) > 1:
+    def _string_literal(self, node: ast.Constant, value: str) -> None:
+        scope = self.scopes[-1]
+        if len(scope.strings) < MAX_NODE_STRINGS:
+            self._add_string(scope, value)
+        if len(value) > 1 and value.isidentifier():
             self.dynamic.append(
                 _new_dynamic(
-                    scope=self.scope.qualname,
+                    scope=scope.qualname,
                     name=value,
                     kind=DynamicKind.STRING_LITERAL,
                     span=_span(node),
@@ -1242,8 +1294,6 @@ _DISPATCH: dict[type, Callable[[_Walker, Any], None]] = {
     ast.AugAssign: _Walker._visit_aug_assign,
     ast.Call: _Walker._visit_call,
     ast.Attribute: _Walker._visit_attribute,
-    ast.Name: _Walker._visit_name,
-    ast.Constant: _Walker._visit_constant,
     ast.If: _Walker._visit_if,
     ast.Global: _Walker._visit_global,
     ast.Nonlocal: _Walker._visit_global,
