@@ -128,10 +128,9 @@ def extract_from_tree(
 
 
 _object_new = object.__new__
-_set_line = Span.line.__set__  # type: ignore[attr-defined]
-_set_col = Span.col.__set__  # type: ignore[attr-defined]
-_set_end_line = Span.end_line.__set__  # type: ignore[attr-defined]
-_set_end_col = Span.end_col.__set__  # type: ignore[attr-defined]
+_set_line, _set_col, _set_end_line, _set_end_col = (
+    getattr(Span, name).__set__ for name in ("line", "col", "end_line", "end_col")
+)
 _CONSTANT = ast.Constant
 _NAME = ast.Name
 _LOAD = ast.Load
@@ -510,7 +509,7 @@ class _Walker:
         if kind is _CONSTANT:
             value = node.value  # type: ignore[attr-defined]
             if type(value) is str and id(node) not in self.skip_strings:
-                self._string_literal(node, value)
+                self._string_literal(node, value)  # type: ignore[arg-type]
             return
         if kind is _NAME:
             name = node.id  # type: ignore[attr-defined]
@@ -541,11 +540,11 @@ class _Walker:
             if type(value) is list:
                 for child in value:
                     if isinstance(child, ast.AST) and not (
-                        type(child) is _CONSTANT and type(child.value) is not str  # type: ignore[attr-defined]
+                        type(child) is _CONSTANT and type(child.value) is not str
                     ):
                         visit(child)
             elif isinstance(value, ast.AST) and not (
-                type(value) is _CONSTANT and type(value.value) is not str  # type: ignore[attr-defined]
+                type(value) is _CONSTANT and type(value.value) is not str
             ):
                 visit(value)
 
@@ -1068,7 +1067,7 @@ class _Walker:
         func = node.func
         inner: list[ast.expr] = []
         if type(func) is _NAME:
-            chain: Chain = (func.id,)  # type: ignore[attr-defined]
+            chain: Chain = (func.id,)
         else:
             chain = chain_of(func, inner)
         head = chain[0]
@@ -1087,17 +1086,17 @@ class _Walker:
         skip = self.skip_strings
         for arg in node.args:
             if type(arg) is _CONSTANT:
-                value = arg.value  # type: ignore[attr-defined]
+                value = arg.value
                 if type(value) is str and id(arg) not in skip:
-                    self._string_literal(arg, value)  # type: ignore[arg-type]
+                    self._string_literal(arg, value)
             else:
                 visit(arg)
         for kw in node.keywords:
             arg = kw.value
             if type(arg) is _CONSTANT:
-                value = arg.value  # type: ignore[attr-defined]
+                value = arg.value
                 if type(value) is str and id(arg) not in skip:
-                    self._string_literal(arg, value)  # type: ignore[arg-type]
+                    self._string_literal(arg, value)
             else:
                 visit(arg)
 
