@@ -12,9 +12,11 @@ fresh ``load`` of the final texts.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import logging
+import os
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from impact_ls.graph.codegraph import CodeGraph, Confirmer
 from impact_ls.graph.extract import extract_facts
@@ -28,7 +30,12 @@ from impact_ls.graph.resolve import (
     interface_of,
     resolve_file,
 )
-from impact_ls.model import NodeKind, QualName
+from impact_ls.graph.resolved import (
+    CachedResolution,
+    decode_edges,
+    encode_resolution,
+)
+from impact_ls.model import Edge, NodeKind, QualName
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +87,8 @@ class GraphBuilder:
         self._roots: tuple[str, ...] = ("",)
         self._last_resolved: tuple[str, ...] = ()
         self._roots_stale = False
+        self._reused = 0
+        self._resolutions: list[tuple[str, bytes]] = []
 
     # ------------------------------------------------------------------ reading
 
@@ -102,18 +111,40 @@ class GraphBuilder:
         return self._last_resolved
 
     @property
+    def reused(self) -> int:
+        """How many files the last ``load`` took from cached resolutions instead of resolving."""
+        return self._reused
+
+    def take_resolutions(self) -> list[tuple[str, bytes]]:
+        """The encoded resolutions of the files the last ``load`` resolved, once (for a cache)."""
+        rows, self._resolutions = self._resolutions, []
+        return rows
+
+    @property
     def roots(self) -> tuple[str, ...]:
         """The source roots the builder's ``update`` computes module names under."""
         return self._roots
 
     # ------------------------------------------------------------------ bulk
 
-    def load(self, facts: Iterable[FileFacts]) -> None:
-        """Replace everything with ``facts`` and resolve every file once (a cold build)."""
-        with gc_paused():
-            self._load(facts)
+    def load(
+        self,
+        facts: Iterable[FileFacts],
+        *,
+        cached: Mapping[str, CachedResolution] | None = None,
+    ) -> None:
+        """Replace everything with ``facts`` and resolve every file once (a cold build).
 
-    def _load(self, facts: Iterable[FileFacts]) -> None:
+        With ``cached`` (file → its resolution in an earlier build), a file whose module and
+        read fingerprint still match takes its cached edges instead of being resolved, and the
+        files that were resolved leave their encoded resolution for ``take_resolutions``.
+        """
+        with gc_paused():
+            self._load(facts, cached)
+
+    def _load(
+        self, facts: Iterable[FileFacts], cached: Mapping[str, CachedResolution] | None = None
+    ) -> None:
         confirmer = self._graph.confirmer
         self.__init__(confirmer=confirmer)  # type: ignore[misc]
         for f in facts:
@@ -124,10 +155,54 @@ class GraphBuilder:
         for file in sorted(self._facts):
             info = self._infos[file]
             self._graph.replace_file(file, file_nodes(info), [], file_dynamic(info))
-        for file in sorted(self._facts):
-            self._resolve(file)
+        if cached is None:
+            for file in sorted(self._facts):
+                self._resolve(file)
+        else:
+            self._load_resolutions(cached)
         self._last_resolved = tuple(sorted(self._facts))
         logger.debug("graph loaded: %s", self._graph.stats())
+
+    def _load_resolutions(self, cached: Mapping[str, CachedResolution]) -> None:
+        """Resolve each file, or reuse its cached edges when nothing it read has changed."""
+        prints = _Fingerprints(self)
+        fresh: list[tuple[str, list[Edge]]] = []
+        # decoded read keys are shared across files, as the recorder's are (RSS: ~500k keys)
+        keys: dict[_Key, _Key] = {}
+        for file in sorted(self._facts):
+            hit = cached.get(file)
+            facts = self._facts[file]
+            if (
+                hit is not None
+                and hit.module == facts.module
+                and hit.is_package == facts.is_package
+                and hit.fingerprint == prints.of(hit.reads)
+            ):
+                edges = decode_edges(hit.edges)
+                if edges is not None:
+                    self._graph.replace_edges(file, edges)
+                    reads = frozenset([keys.setdefault(key, key) for key in hit.reads])
+                    self._remember_reads(file, reads)
+                    self._reused += 1
+                    continue
+            fresh.append((file, self._resolve(file)))
+        rows: list[tuple[str, bytes]] = []
+        for file, edges in fresh:
+            facts = self._facts[file]
+            read_keys = tuple(sorted(self._reads[file]))
+            rows.append(
+                (
+                    file,
+                    encode_resolution(
+                        module=facts.module,
+                        is_package=facts.is_package,
+                        reads=read_keys,
+                        fingerprint=prints.of(read_keys),
+                        edges=edges,
+                    ),
+                )
+            )
+        self._resolutions = rows
 
     # ------------------------------------------------------------------ incremental
 
@@ -264,12 +339,15 @@ class GraphBuilder:
         self._last_resolved = tuple(sorted(affected))
         logger.debug("re-resolved %d file(s)", len(affected))
 
-    def _resolve(self, file: str) -> None:
+    def _resolve(self, file: str) -> list[Edge]:
         recorder = _Recorder(self)
         edges = resolve_file(self._infos[file], recorder)
         self._graph.replace_edges(file, edges)
+        self._remember_reads(file, frozenset(recorder.reads))
+        return edges
+
+    def _remember_reads(self, file: str, reads: frozenset[_Key]) -> None:
         self._forget_reads(file)
-        reads = frozenset(recorder.reads)
         self._reads[file] = reads
         for key in reads:
             self._readers[key].add(file)
@@ -281,6 +359,57 @@ class GraphBuilder:
                 readers.discard(file)
                 if not readers:
                     del self._readers[key]
+
+
+class _Fingerprints:
+    """Digests of the answers the builder gives to recorded reads, memoized for one load.
+
+    A module or conftest read is answered by a whole ``FileInfo``; what another file's
+    resolution can use of it is its ``interface_of`` (the same contract ``set_facts`` relies on
+    to re-resolve only the edited file), so the answer is fingerprinted as the path plus a hash
+    of that interface's ``repr`` (plain tuples, strings and frozen dataclasses: stable across
+    processes).
+    """
+
+    __slots__ = ("_builder", "_files", "_values")
+
+    def __init__(self, builder: GraphBuilder) -> None:
+        self._builder = builder
+        self._files: dict[str, str] = {}
+        self._values: dict[_Key, str] = {}
+
+    def of(self, reads: Iterable[_Key]) -> bytes:
+        """The fingerprint of the answers to ``reads`` (sorted keys, as they are stored)."""
+        values = self._values
+        parts: list[str] = []
+        for key in reads:
+            value = values.get(key)
+            if value is None:
+                value = values[key] = self._answer(key)
+            parts.append(value)
+        return hashlib.blake2b("\x00".join(parts).encode(), digest_size=16).digest()
+
+    def _answer(self, key: _Key) -> str:
+        kind, name = key
+        builder = self._builder
+        if kind == "m":
+            file = builder._module_file.get(name)
+            return f"m {name} {file} {self._file(file) if file is not None else ''}"
+        if kind == "ns":
+            return f"ns {name} {builder._prefixes.get(name, 0) > 0}"
+        if kind == "f":
+            return f"f {name} {self._file(name) if name in builder._infos else ''}"
+        if kind == "n":
+            return f"n {name} {sorted(builder._callables.get(name, ()))!r}"
+        return f"? {kind} {name} {os.urandom(8).hex()}"  # an unknown kind of read: never a hit
+
+    def _file(self, file: str) -> str:
+        found = self._files.get(file)
+        if found is None:
+            interface = interface_of(self._builder._infos[file])
+            found = hashlib.blake2b(repr(interface).encode(), digest_size=16).hexdigest()
+            self._files[file] = found
+        return found
 
 
 def _prefixes(module: str) -> list[str]:

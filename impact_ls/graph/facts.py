@@ -513,6 +513,7 @@ _SHARED_MAX = 8192
 
 def _bin_expr(tp: Any, src: str, env: dict[str, Any], *, decode: bool, depth: int = 0) -> str:
     """A Python expression encoding (or decoding) ``src`` as a value of type ``tp``."""
+    tp = getattr(tp, "__supertype__", tp)  # a NewType (``QualName``) is stored as its base
     if tp in _PLAIN:
         return src
     if tp is Span:
@@ -577,6 +578,14 @@ def _bin_codec(tp: Any, *, decode: bool) -> Callable[[Any], Any]:
         codec = _shared_by_value(codec)
     table[tp] = codec
     return codec
+
+
+def bin_codec(tp: Any, *, decode: bool) -> Callable[[Any], Any]:
+    """The positional-tuple encoder (or decoder) of frozen slots dataclass ``tp``, for marshal.
+
+    Used for the facts themselves and for other cached records (``resolved.py``'s edges).
+    """
+    return _bin_codec(tp, decode=decode)
 
 
 def _shared_by_value(decode: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -665,6 +674,7 @@ __all__ = [
     "Request",
     "TypeHint",
     "TypeRefFact",
+    "bin_codec",
     "facts_from_bytes",
     "facts_from_cache",
     "facts_from_json",

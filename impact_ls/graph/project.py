@@ -265,10 +265,16 @@ class ProjectIndex:
                 shas.pop(skip.path, None)
             with clock.phase("store"):
                 store.prune(shas)
+            facts.update(extracted)
             with clock.phase("resolve"):
-                facts.update(extracted)
+                # each file's edges from the last build, reused when nothing it read has changed
+                resolutions = store.get_resolutions({path: shas[path] for path in facts})
                 builder = GraphBuilder(confirmer=self._confirmer)
-                builder.load(facts[path] for path in sorted(facts))
+                builder.load((facts[path] for path in sorted(facts)), cached=resolutions)
+                del resolutions
+                store.put_resolutions(
+                    (path, shas[path], data) for path, data in builder.take_resolutions()
+                )
             # The graph lives as long as the process: move it out of the collector's sight, or
             # the first collection after this block (and every full one later) rescans millions
             # of acyclic objects — about a second per pass on django. Refcounting still frees

@@ -26,6 +26,7 @@ from pathlib import Path
 from impact_ls.cachedir import prepare_cache_dir
 from impact_ls.config import CACHE_DIR_NAME
 from impact_ls.graph.facts import EXTRACTOR_VERSION, FileFacts, facts_from_cache, facts_to_bytes
+from impact_ls.graph.resolved import CachedResolution, decode_resolution
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +48,17 @@ CREATE TABLE IF NOT EXISTS facts (
 """
 
 _INSERT = "INSERT OR REPLACE INTO facts (path, sha, version, facts) VALUES (?, ?, ?, ?)"
+
+# One resolution per path (the last build's): its edges plus what its resolution read elsewhere
+# (see resolved.py); a row whose sha or stamp differs from the current one is a miss.
+_RESOLVED_SCHEMA = """
+CREATE TABLE IF NOT EXISTS resolved (
+    path TEXT PRIMARY KEY,
+    sha TEXT NOT NULL,
+    data BLOB NOT NULL
+)
+"""
+_INSERT_RESOLVED = "INSERT OR REPLACE INTO resolved (path, sha, data) VALUES (?, ?, ?)"
 
 Row = tuple[str, str, FileFacts]
 
@@ -131,6 +143,41 @@ class FactStore:
                 return {}
         return found
 
+    def get_resolutions(self, wanted: Mapping[str, str]) -> dict[str, CachedResolution]:
+        """The cached resolution of each ``path → sha`` of ``wanted`` that has a valid row."""
+        found: dict[str, CachedResolution] = {}
+        if not wanted:
+            return found
+        with self._lock:
+            if self._broken:
+                return found
+            try:
+                for path, sha, data in self._conn.execute("SELECT path, sha, data FROM resolved"):
+                    if wanted.get(path) == sha:
+                        resolution = decode_resolution(data)
+                        if resolution is not None:
+                            found[path] = resolution
+            except sqlite3.Error as exc:
+                self._fail("read", exc)
+                return {}
+        return found
+
+    def put_resolutions(self, rows: Iterable[tuple[str, str, bytes]]) -> int:
+        """Store ``(path, sha, encode_resolution output)`` rows; return how many were written."""
+        batch = list(rows)
+        if not batch:
+            return 0
+        with self._lock:
+            if self._broken:
+                return 0
+            try:
+                with self._conn:
+                    self._conn.executemany(_INSERT_RESOLVED, batch)
+            except sqlite3.Error as exc:
+                self._fail("write", exc)
+                return 0
+        return len(batch)
+
     def _query_one(self, path: str, sha: str) -> str | bytes | None:
         if self._broken:
             return None
@@ -196,6 +243,9 @@ class FactStore:
                                    FROM facts)
                                WHERE n > ?)""",
                         (_ROWS_PER_PATH,),
+                    ).rowcount
+                    removed += conn.execute(
+                        "DELETE FROM resolved WHERE path NOT IN (SELECT path FROM keep)"
                     ).rowcount
                     self._conn.execute("DELETE FROM keep")
             except sqlite3.Error as exc:
@@ -282,8 +332,10 @@ def _init(conn: sqlite3.Connection) -> None:
         logger.info("fact cache schema %s is not %s; rebuilding it", version, SCHEMA_VERSION)
         with conn:
             conn.execute("DROP TABLE IF EXISTS facts")
+            conn.execute("DROP TABLE IF EXISTS resolved")
     with conn:
         conn.execute(_SCHEMA)
+        conn.execute(_RESOLVED_SCHEMA)
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     # Touch the table so a damaged file fails here, where it can be rebuilt, not mid-index.
     conn.execute("SELECT count(*) FROM facts").fetchone()
