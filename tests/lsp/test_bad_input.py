@@ -112,7 +112,7 @@ async def test_two_hundred_changes_in_two_seconds(shop: Path) -> None:
         assert len(diagnostics(client, invoice)) == 1
         found = await lenses(client, pricing)
         assert found[0].command is not None
-        assert found[0].command.title == "Blast radius: 4 must · 1 may · 1 batches"
+        assert found[0].command.title == "Blast radius: 4 must · 1 may · 1 batch"
 
 
 # --------------------------------------------------------------------------- the LLM endpoint

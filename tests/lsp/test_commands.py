@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 
@@ -136,6 +137,34 @@ async def test_a_hanging_test_is_stopped_at_the_configured_timeout(shop: Path) -
             result["message"]
             == "pytest timed out after 1 s (impactLs.testTimeoutS); it was stopped"
         )
+
+
+async def test_cancelling_the_progress_stops_pytest(shop: Path) -> None:
+    (shop / "tests/test_hang.py").write_text(
+        "import time\n\n\ndef test_hang():\n    time.sleep(120)\n", encoding="utf-8"
+    )
+    async with serve(shop) as client:
+        running = asyncio.ensure_future(
+            command(client, "impact.runAffectedTests", {"tests": ["tests/test_hang.py::test_hang"]})
+        )
+
+        def test_token() -> object:
+            return next(
+                (
+                    token
+                    for token, values in client.progress_reports.items()
+                    if values
+                    and isinstance(values[0], types.WorkDoneProgressBegin)
+                    and values[0].title.startswith("impact-ls: running")
+                ),
+                None,
+            )
+
+        token = await until(test_token, what="the test run's progress")
+        client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+        result = await running
+        assert result["outcome"] == "cancelled"
+        assert result["message"] == "pytest was cancelled; it was stopped"
 
 
 async def test_reindex_picks_up_new_files(shop: Path) -> None:

@@ -21,6 +21,8 @@ async def test_initialize_advertises_sync_lenses_actions_and_every_command(shop:
         assert isinstance(sync, types.TextDocumentSyncOptions)
         assert sync.change == types.TextDocumentSyncKind.Incremental
         assert sync.open_close and sync.save
+        assert caps.workspace is not None and caps.workspace.workspace_folders is not None
+        assert caps.workspace.workspace_folders.change_notifications is True
         assert caps.code_lens_provider is not None
         assert caps.code_action_provider is not None
         assert caps.execute_command_provider is not None
@@ -150,7 +152,7 @@ async def test_lenses_on_the_changed_definition(shop: Path) -> None:
             for lens in found
             if lens.command
         ] == [
-            (3, "Blast radius: 4 must · 1 may · 1 batches", "impact.showBlastRadius"),
+            (3, "Blast radius: 4 must · 1 may · 1 batch", "impact.showBlastRadius"),
             (3, "Batch 1 · 6 sites: price → Cart.total → line → …", "impact.showLocations"),
             (3, "Run 4 affected tests", "impact.runAffectedTests"),
         ]
