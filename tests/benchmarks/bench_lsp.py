@@ -10,8 +10,8 @@ One run measures:
 * **usable, cold / warm**: spawn → ``initialize`` answered → indexing progress ended, without and
   then with the ``.impact_ls`` cache;
 * **didChange → publishDiagnostics**: each sample makes the target's signature end in a required
-  keyword-only parameter ``pN`` with one incremental change and waits for the first diagnostic that names ``pN``
-  (``debounceMs = 0``, LLM off: the latency after the debounce); median and p95;
+  keyword-only parameter ``pN`` with one incremental change and waits for the first diagnostic
+  that names ``pN`` (``debounceMs = 0``, LLM off: the latency after the debounce); median, p95;
 * **peak RSS** of the server process (``VmHWM``; extraction workers are separate processes);
 * **peer**: jedi-language-server's ``textDocument/references`` on the same function (first and
   warm second call, and how many references it finds), installed into a throwaway venv under
@@ -153,7 +153,7 @@ async def _start(
 async def _stop(client: LanguageClient) -> float | None:
     """Shut the server down; return the seconds from ``exit`` to the end of its process."""
     await asyncio.wait_for(client.shutdown_async(None), 30)
-    proc = client._server  # noqa: SLF001 - the process we started
+    proc = client._server
     assert proc is not None
     client.exit(None)
     sent = time.perf_counter()
@@ -254,8 +254,8 @@ async def impact_session(root: Path, target: Target, *, edits: int) -> dict[str,
                 if pattern.search(m) and "must re-bind" in m
             )
         )
-    assert client._server is not None  # noqa: SLF001 - the pid of the process we started
-    result["rss_mb"] = _vm_hwm_mb(client._server.pid)  # noqa: SLF001
+    assert client._server is not None
+    result["rss_mb"] = _vm_hwm_mb(client._server.pid)
     result["exit_s"] = await _stop(client)
     ordered = sorted(latencies)
     result["latency_ms"] = {

@@ -74,7 +74,7 @@ def test_serve_over_tcp_answers_initialize_and_exits_on_exit(shop: Path) -> None
             )
             _send(sock, {"jsonrpc": "2.0", "method": "initialized", "params": {}})
             _send(sock, {"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
-            while (message := _receive(sock, buffer)).get("id") != 2:
+            while _receive(sock, buffer).get("id") != 2:
                 pass  # progress and the like may come first
             _send(sock, {"jsonrpc": "2.0", "method": "exit"})
         assert proc.wait(timeout=30) == 0
