@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from impact_ls.model import Change, ChangeType, Report, TriageEntry
+from impact_ls.report.wording import plural, short_entity
 
 _RESET = "\x1b[0m"
 _BOLD = "\x1b[1m"
@@ -34,15 +35,6 @@ class _Style:
         if not self.color or not codes:
             return text
         return "".join(codes) + text + _RESET
-
-
-def _plural(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
-def _short(entity: str) -> str:
-    """The last two dotted components: enough to tell ``Class.method`` from a function."""
-    return ".".join(entity.split(".")[-2:])
 
 
 def _change_lines(change: Change) -> list[str]:
@@ -88,13 +80,13 @@ def _triage_sections(report: Report, style: _Style) -> list[_Section]:
     triage = report.triage
     sections: list[_Section] = []
     if triage.must_inspect:
-        title = f"MUST-INSPECT · {_plural(len(triage.must_inspect), 'site')}"
+        title = f"MUST-INSPECT · {plural(len(triage.must_inspect), 'site')}"
         sections.append((title, (_RED,), _entry_lines(triage.must_inspect, style, (_RED,))))
     if triage.may_impact:
-        title = f"MAY-IMPACT · {_plural(len(triage.may_impact), 'site')}"
+        title = f"MAY-IMPACT · {plural(len(triage.may_impact), 'site')}"
         sections.append((title, (_YELLOW,), _entry_lines(triage.may_impact, style, (_YELLOW,))))
     if triage.low_risk:
-        title = f"LOW-RISK · {_plural(len(triage.low_risk), 'site')} (not listed)"
+        title = f"LOW-RISK · {plural(len(triage.low_risk), 'site')} (not listed)"
         sections.append((title, (_DIM,), []))
     if not sections:
         sections.append(("No other site is affected.", (), []))
@@ -104,11 +96,11 @@ def _triage_sections(report: Report, style: _Style) -> list[_Section]:
 def _batch_lines(report: Report) -> list[str]:
     lines = []
     for b in report.batches:
-        names = [_short(m) for m in b.members[:_MAX_BATCH_NAMES]]
+        names = [short_entity(m) for m in b.members[:_MAX_BATCH_NAMES]]
         if b.size > _MAX_BATCH_NAMES:
             names.append(f"… (+{b.size - _MAX_BATCH_NAMES})")
         split = " (split)" if b.split else ""
-        sites = _plural(b.size, "site")
+        sites = plural(b.size, "site")
         # People count from 1; the JSON keeps the 0-based batch_id of the schema.
         lines.append(f"  Batch {b.batch_id + 1} · {sites}{split}: {' → '.join(names)}")
     return lines
@@ -144,7 +136,7 @@ def render_text(report: Report, *, color: bool) -> str:
         lines.extend(f"  note: {note}" for note in report.audit.notes)
         return "\n".join(lines) + "\n"
 
-    title = f"Blast radius of {_plural(len(report.changes), 'change')} against {report.base}"
+    title = f"Blast radius of {plural(len(report.changes), 'change')} against {report.base}"
     if report.stale:
         title += " (stale: the edit does not parse yet; showing the last complete analysis)"
     sections: list[_Section] = [

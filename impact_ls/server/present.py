@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from lsprotocol import types
 
 from impact_ls.model import Change, ChangeType, NextEdit, Report, TriageEntry
+from impact_ls.report.wording import plural, short_entity
 from impact_ls.server.testrun import CaseOutcome, TestRun
 
 SOURCE = "impact"
@@ -101,13 +102,6 @@ def _entries_of(report: Report, change: Change) -> tuple[list[TriageEntry], list
     if not must and not may and len(_live_changes(report)) == 1:
         return list(report.triage.must_inspect), list(report.triage.may_impact)
     return must, may
-
-
-def _short(entity: str) -> str:
-    parts = entity.split(".")
-    if len(parts) >= 2 and parts[-2][:1].isupper():
-        return ".".join(parts[-2:])
-    return parts[-1]
 
 
 def _loc(locator: Locator, file: str, rng: types.Range) -> dict[str, Any]:
@@ -206,9 +200,9 @@ def _summary_diagnostic(
         return None
     batches = _batches_of(report, change, must + may)
     text = (
-        f"Blast radius of {_short(change.entity)} ({change.change_type}): "
-        f"{len(must)} must-inspect · {len(may)} may-impact · {len(batches)} batches · "
-        f"{len(tests)} affected tests"
+        f"Blast radius of {short_entity(change.entity)} ({change.change_type}): "
+        f"{len(must)} must-inspect · {len(may)} may-impact · {plural(len(batches), 'batch')} · "
+        f"{plural(len(tests), 'affected test')}"
     )
     if must:
         sites = ", ".join(f"{e.file}:{e.line}" for e in must[:5])
@@ -326,21 +320,21 @@ def code_lenses(report: Report | None, *, file: str, locator: Locator) -> list[t
                 range=rng,
                 command=types.Command(
                     title=f"Blast radius: {len(must)} must · {len(may)} may · "
-                    f"{len(batch_ids)} batches{stale}",
+                    f"{plural(len(batch_ids), 'batch')}{stale}",
                     command=CMD_SHOW_BLAST_RADIUS,
                     arguments=[uri],
                 ),
             )
         )
         for batch in (b for b in report.batches if b.batch_id in batch_ids):
-            names = [_short(m) for m in batch.members[:_LENS_NAMES]]
+            names = [short_entity(m) for m in batch.members[:_LENS_NAMES]]
             more = " → …" if len(batch.members) > _LENS_NAMES else ""
             locations = [_loc(locator, *where[m]) for m in batch.members if m in where]
             lenses.append(
                 types.CodeLens(
                     range=rng,
                     command=types.Command(
-                        title=f"Batch {ordinal[batch.batch_id]} · {batch.size} sites: "
+                        title=f"Batch {ordinal[batch.batch_id]} · {plural(batch.size, 'site')}: "
                         f"{' → '.join(names)}{more}",
                         command=CMD_SHOW_LOCATIONS,
                         arguments=[uri, _range_dict(rng)["start"], locations],
@@ -353,7 +347,7 @@ def code_lenses(report: Report | None, *, file: str, locator: Locator) -> list[t
                 types.CodeLens(
                     range=rng,
                     command=types.Command(
-                        title=f"Run {len(tests)} affected tests",
+                        title=f"Run {plural(len(tests), 'affected test')}",
                         command=CMD_RUN_AFFECTED_TESTS,
                         arguments=[{"uri": uri, "tests": tests}],
                     ),
@@ -397,7 +391,7 @@ def _overlaps(a: types.Range, b: types.Range) -> bool:
 def _open_action(
     target: Target, locator: Locator, diagnostics: list[types.Diagnostic]
 ) -> types.CodeAction:
-    title = f"Next edit: {_short(target.entity)} — {target.reason}"
+    title = f"Next edit: {short_entity(target.entity)} — {target.reason}"
     return types.CodeAction(
         title=title,
         kind=types.CodeActionKind.QuickFix,
@@ -478,7 +472,7 @@ def code_actions(
 
 
 def _run_tests_action(uri: str, tests: list[str]) -> types.CodeAction:
-    title = f"Run {len(tests)} affected tests"
+    title = f"Run {plural(len(tests), 'affected test')}"
     return types.CodeAction(
         title=title,
         kind=types.CodeActionKind.Empty,

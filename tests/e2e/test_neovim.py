@@ -83,7 +83,7 @@ def test_neovim_shows_diagnostics_lenses_and_the_next_edit(tmp_path: Path, confi
         "must re-bind via CalledBy",
     }
     assert result["lenses"] == [
-        "Blast radius: 4 must · 1 may · 1 batches",
+        "Blast radius: 4 must · 1 may · 1 batch",
         "Batch 1 · 6 sites: price → Cart.total → line → …",
         "Run 4 affected tests",
     ]

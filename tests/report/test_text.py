@@ -57,10 +57,10 @@ def test_buckets_in_order_with_sites(reports: Reports) -> None:
 def test_batches_tests_and_next_edits(reports: Reports) -> None:
     lines = render_text(reports["report_signature_change"](), color=False).splitlines()
     assert (
-        "  Batch 1 · 4 sites: LoginService.login → handlers.login_endpoint → views.login_view "
+        "  Batch 1 · 4 sites: LoginService.login → login_endpoint → login_view "
         "→ Session.validate"
     ) in lines
-    assert "  Batch 2 · 1 site: registry.dispatch" in lines
+    assert "  Batch 2 · 1 site: dispatch" in lines
     assert "  1.00  tests/test_auth.py::TestLogin::test_mfa" in lines
     assert "  0.56  tests/test_views.py::test_login_view" in lines
     assert "  0.42  pkg/session.py" in lines
@@ -90,8 +90,8 @@ def test_long_and_split_batches_are_abbreviated(reports: Reports) -> None:
     )
     lines = render_text(report, color=False).splitlines()
     assert (
-        "  Batch 1 · 10 sites (split): mod.f0 → mod.f1 → mod.f2 → mod.f3 → mod.f4 → mod.f5 "
-        "→ mod.f6 → mod.f7 → … (+2)"
+        "  Batch 1 · 10 sites (split): f0 → f1 → f2 → f3 → f4 → f5 "
+        "→ f6 → f7 → … (+2)"
     ) in lines
 
 

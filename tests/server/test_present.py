@@ -229,7 +229,7 @@ def test_lenses_blast_radius_batches_and_tests() -> None:
     assert titles == [
         ("Blast radius: 2 must · 1 may · 2 batches", "impact.showBlastRadius"),
         ("Batch 1 · 2 sites: price → Cart.total", "impact.showLocations"),
-        ("Batch 2 · 1 sites: line", "impact.showLocations"),
+        ("Batch 2 · 1 site: line", "impact.showLocations"),
         ("Run 2 affected tests", "impact.runAffectedTests"),
     ]
     assert all(lens.range.start == types.Position(line=3, character=0) for lens in lenses)
