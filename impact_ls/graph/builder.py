@@ -16,7 +16,7 @@ import hashlib
 import logging
 import os
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator
 
 from impact_ls.graph.codegraph import CodeGraph, Confirmer
 from impact_ls.graph.extract import extract_facts
@@ -33,6 +33,7 @@ from impact_ls.graph.resolve import (
 from impact_ls.graph.resolved import (
     CachedResolution,
     decode_edges,
+    decode_reads,
     encode_resolution,
 )
 from impact_ls.model import Edge, NodeKind, QualName
@@ -88,7 +89,8 @@ class GraphBuilder:
         self._last_resolved: tuple[str, ...] = ()
         self._roots_stale = False
         self._reused = 0
-        self._resolutions: list[tuple[str, bytes]] = []
+        # what ``take_resolutions`` encodes: the last load's fingerprints and fresh files
+        self._fresh: tuple[_Fingerprints, list[tuple[str, list[Edge]]]] | None = None
 
     # ------------------------------------------------------------------ reading
 
@@ -115,10 +117,26 @@ class GraphBuilder:
         """How many files the last ``load`` took from cached resolutions instead of resolving."""
         return self._reused
 
-    def take_resolutions(self) -> list[tuple[str, bytes]]:
-        """The encoded resolutions of the files the last ``load`` resolved, once (for a cache)."""
-        rows, self._resolutions = self._resolutions, []
-        return rows
+    def take_resolutions(self) -> Iterator[tuple[str, bytes]]:
+        """The encoded resolutions of the files the last ``load`` resolved, once (for a cache).
+
+        Encoded as they are iterated (a whole project's would weigh tens of MB at once), from
+        fingerprints of the state ``load`` left: consume them before the next change.
+        """
+        fresh, self._fresh = self._fresh, None
+        if fresh is None:
+            return
+        prints, files = fresh
+        for file, edges in files:
+            facts = self._facts[file]
+            read_keys = tuple(sorted(self._reads[file]))
+            yield file, encode_resolution(
+                module=facts.module,
+                is_package=facts.is_package,
+                reads=read_keys,
+                fingerprint=prints.of(read_keys),
+                edges=edges,
+            )
 
     @property
     def roots(self) -> tuple[str, ...]:
@@ -131,19 +149,20 @@ class GraphBuilder:
         self,
         facts: Iterable[FileFacts],
         *,
-        cached: Mapping[str, CachedResolution] | None = None,
+        cached: dict[str, CachedResolution] | None = None,
     ) -> None:
         """Replace everything with ``facts`` and resolve every file once (a cold build).
 
-        With ``cached`` (file → its resolution in an earlier build), a file whose module and
-        read fingerprint still match takes its cached edges instead of being resolved, and the
-        files that were resolved leave their encoded resolution for ``take_resolutions``.
+        With ``cached`` (file → its resolution in an earlier build; entries are popped as they
+        are used, so their bytes go early), a file whose module and read fingerprint still
+        match takes its cached edges instead of being resolved, and the files that were
+        resolved leave their encoded resolution for ``take_resolutions``.
         """
         with gc_paused():
             self._load(facts, cached)
 
     def _load(
-        self, facts: Iterable[FileFacts], cached: Mapping[str, CachedResolution] | None = None
+        self, facts: Iterable[FileFacts], cached: dict[str, CachedResolution] | None = None
     ) -> None:
         confirmer = self._graph.confirmer
         self.__init__(confirmer=confirmer)  # type: ignore[misc]
@@ -163,46 +182,36 @@ class GraphBuilder:
         self._last_resolved = tuple(sorted(self._facts))
         logger.debug("graph loaded: %s", self._graph.stats())
 
-    def _load_resolutions(self, cached: Mapping[str, CachedResolution]) -> None:
+    def _load_resolutions(self, cached: dict[str, CachedResolution]) -> None:
         """Resolve each file, or reuse its cached edges when nothing it read has changed."""
         prints = _Fingerprints(self)
         fresh: list[tuple[str, list[Edge]]] = []
         # decoded read keys are shared across files, as the recorder's are (RSS: ~500k keys)
         keys: dict[_Key, _Key] = {}
         for file in sorted(self._facts):
-            hit = cached.get(file)
-            facts = self._facts[file]
-            if (
-                hit is not None
-                and hit.module == facts.module
-                and hit.is_package == facts.is_package
-                and hit.fingerprint == prints.of(hit.reads)
-            ):
-                edges = decode_edges(hit.edges)
-                if edges is not None:
-                    self._graph.replace_edges(file, edges)
-                    reads = frozenset([keys.setdefault(key, key) for key in hit.reads])
-                    self._remember_reads(file, reads)
-                    self._reused += 1
-                    continue
-            fresh.append((file, self._resolve(file)))
-        rows: list[tuple[str, bytes]] = []
-        for file, edges in fresh:
-            facts = self._facts[file]
-            read_keys = tuple(sorted(self._reads[file]))
-            rows.append(
-                (
-                    file,
-                    encode_resolution(
-                        module=facts.module,
-                        is_package=facts.is_package,
-                        reads=read_keys,
-                        fingerprint=prints.of(read_keys),
-                        edges=edges,
-                    ),
-                )
-            )
-        self._resolutions = rows
+            hit = cached.pop(file, None)
+            if hit is not None and self._reuse(file, hit, prints, keys):
+                self._reused += 1
+            else:
+                fresh.append((file, self._resolve(file)))
+        self._fresh = (prints, fresh)
+
+    def _reuse(
+        self, file: str, hit: CachedResolution, prints: _Fingerprints, keys: dict[_Key, _Key]
+    ) -> bool:
+        """Take ``file``'s cached edges if its module and every answer it read are unchanged."""
+        facts = self._facts[file]
+        if hit.module != facts.module or hit.is_package != facts.is_package:
+            return False
+        reads = decode_reads(hit.reads)
+        if reads is None or hit.fingerprint != prints.of(reads):
+            return False
+        edges = decode_edges(hit.edges)
+        if edges is None:
+            return False
+        self._graph.replace_edges(file, edges)
+        self._remember_reads(file, frozenset([keys.setdefault(key, key) for key in reads]))
+        return True
 
     # ------------------------------------------------------------------ incremental
 

@@ -52,12 +52,13 @@ RESOLVED_STAMP = (
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CachedResolution:
-    """One file's cached resolution; ``edges`` stays encoded until the fingerprint matches."""
+    """One file's cached resolution, its keys and edges still encoded (``decode_reads``,
+    ``decode_edges``): a warm start decodes them one file at a time, never all at once."""
 
     module: str
     is_package: bool
-    reads: tuple[_Key, ...]
     fingerprint: bytes
+    reads: bytes
     edges: bytes
 
 
@@ -73,8 +74,9 @@ def encode_resolution(
     encode = bin_codec(Edge, decode=False)
     with gc_paused():
         blob = marshal.dumps([encode(e) for e in edges], _MARSHAL_VERSION)
+        keys = marshal.dumps(reads, _MARSHAL_VERSION)
         payload = marshal.dumps(
-            (RESOLVED_STAMP, module, is_package, reads, fingerprint, blob), _MARSHAL_VERSION
+            (RESOLVED_STAMP, module, is_package, fingerprint, keys, blob), _MARSHAL_VERSION
         )
     return zlib.crc32(payload).to_bytes(4, "little") + payload
 
@@ -87,14 +89,23 @@ def decode_resolution(data: bytes) -> CachedResolution | None:
     if zlib.crc32(payload) != int.from_bytes(data[:4], "little"):
         return None
     try:
-        stamp, module, is_package, reads, fingerprint, blob = marshal.loads(payload)
+        stamp, module, is_package, fingerprint, keys, blob = marshal.loads(payload)
     except (EOFError, TypeError, ValueError):
         return None
     if stamp != RESOLVED_STAMP:
         return None
     return CachedResolution(
-        module=module, is_package=is_package, reads=reads, fingerprint=fingerprint, edges=blob
+        module=module, is_package=is_package, fingerprint=fingerprint, reads=keys, edges=blob
     )
+
+
+def decode_reads(blob: bytes) -> tuple[_Key, ...] | None:
+    """The sorted read keys of a ``CachedResolution``; ``None`` if they do not decode."""
+    try:
+        reads = marshal.loads(blob)
+    except (EOFError, TypeError, ValueError):
+        return None
+    return reads if isinstance(reads, tuple) else None
 
 
 _object_new = object.__new__

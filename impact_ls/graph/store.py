@@ -20,7 +20,7 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from impact_ls.cachedir import prepare_cache_dir
@@ -163,20 +163,28 @@ class FactStore:
         return found
 
     def put_resolutions(self, rows: Iterable[tuple[str, str, bytes]]) -> int:
-        """Store ``(path, sha, encode_resolution output)`` rows; return how many were written."""
-        batch = list(rows)
-        if not batch:
-            return 0
+        """Store ``(path, sha, encode_resolution output)`` rows; return how many were written.
+
+        The rows are consumed as sqlite writes them (one transaction), never held all at once.
+        """
+        written = 0
+
+        def counted() -> Iterator[tuple[str, str, bytes]]:
+            nonlocal written
+            for row in rows:
+                written += 1
+                yield row
+
         with self._lock:
             if self._broken:
                 return 0
             try:
                 with self._conn:
-                    self._conn.executemany(_INSERT_RESOLVED, batch)
+                    self._conn.executemany(_INSERT_RESOLVED, counted())
             except sqlite3.Error as exc:
                 self._fail("write", exc)
                 return 0
-        return len(batch)
+        return written
 
     def _query_one(self, path: str, sha: str) -> str | bytes | None:
         if self._broken:

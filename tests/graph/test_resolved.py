@@ -32,8 +32,8 @@ def _resolutions(texts: dict[str, str]) -> dict[str, tuple[str, CachedResolution
     """A load of ``texts`` through an empty cache: every file's encoded resolution, by path."""
     builder = GraphBuilder()
     builder.load(_facts(texts), cached={})
-    rows = builder.take_resolutions()
-    assert builder.take_resolutions() == []  # handed out once
+    rows = list(builder.take_resolutions())
+    assert list(builder.take_resolutions()) == []  # handed out once
     out = {}
     for path, data in rows:
         decoded = decode_resolution(data)
@@ -58,7 +58,7 @@ def test_an_unchanged_project_reuses_every_file_and_equals_a_cold_load() -> None
     texts = {path: variants[0] for path, variants in VARIANTS.items()}
     warm = _warm(texts, texts)
     assert warm.reused == len(texts)
-    assert warm.take_resolutions() == []
+    assert list(warm.take_resolutions()) == []
     assert snapshot(warm.graph) == snapshot(fresh(texts).graph)
 
 
@@ -84,7 +84,7 @@ def test_a_damaged_record_is_a_miss() -> None:
     texts = {"m.py": "def f():\n    return 1\n"}
     builder = GraphBuilder()
     builder.load(_facts(texts), cached={})
-    [(path, data)] = builder.take_resolutions()
+    [(path, data)] = list(builder.take_resolutions())
     assert path == "m.py"
     assert decode_resolution(data[:-1] + bytes([data[-1] ^ 1])) is None
     assert decode_resolution(b"") is None
@@ -95,7 +95,7 @@ def test_the_store_keeps_one_resolution_per_path_and_matches_it_by_content_hash(
     texts = {"m.py": "def f():\n    return 1\n"}
     builder = GraphBuilder()
     builder.load(_facts(texts), cached={})
-    [(path, data)] = builder.take_resolutions()
+    [(path, data)] = list(builder.take_resolutions())
     assert store.put_resolutions([(path, "sha1", data)]) == 1
     assert store.get_resolutions({"m.py": "sha2"}) == {}
     assert list(store.get_resolutions({"m.py": "sha1"})) == ["m.py"]
