@@ -14,6 +14,7 @@ import asyncio
 import functools
 import logging
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
@@ -61,7 +62,7 @@ def _boundary(fn: Callable[P, R]) -> Callable[P, R]:
             logger.exception("%s failed", fn.__name__)
             return None
 
-    return wrapped  # type: ignore[return-value]
+    return wrapped
 
 
 class ImpactServer(LanguageServer):
@@ -252,7 +253,7 @@ class ImpactServer(LanguageServer):
 
     def units(self, text: str) -> int:
         """Client position units of ``text`` in the negotiated encoding."""
-        return self.workspace.position_codec.client_num_units(text)
+        return int(self.workspace.position_codec.client_num_units(text))
 
     def schedule(
         self,
@@ -271,7 +272,10 @@ class ImpactServer(LanguageServer):
             return
 
         def job(generation: int) -> Analysis:
-            return session.analyze(doc, text, snapshot=snapshot, units=self.units, llm=llm)
+            started = time.perf_counter()
+            analysis = session.analyze(doc, text, snapshot=snapshot, units=self.units, llm=llm)
+            logger.debug("analyzed %s in %.1f ms", doc.file, (time.perf_counter() - started) * 1e3)
+            return analysis
 
         def deliver(generation: int, analysis: Analysis) -> None:
             self.deliver(session, doc, analysis, cascade=cascade, after_llm=llm is not None)
@@ -284,9 +288,11 @@ class ImpactServer(LanguageServer):
         """Show a finished analysis; re-check the other documents; ask the LLM if configured."""
         if session.documents.get(doc.uri) is not doc:
             return  # closed meanwhile
+        started = time.perf_counter()
         session.accept(doc, analysis)
         self.publish()
         self.refresh_lenses()
+        logger.debug("published %s in %.1f ms", doc.file, (time.perf_counter() - started) * 1e3)
         if cascade:
             self.reanalyze(session, skip=doc.uri)
         report = analysis.report

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -336,7 +336,7 @@ class Sessions:
         """Drop the session of ``root``."""
         return self._by_root.pop(root, None)
 
-    def __iter__(self) -> Iterable[Session]:  # type: ignore[override]
+    def __iter__(self) -> Iterator[Session]:
         return iter(list(self._by_root.values()))
 
     def __len__(self) -> int:

@@ -24,7 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from impact_ls.config import Settings
-from impact_ls.model import StrEnum
+
+if sys.version_info >= (3, 11):
+    from enum import StrEnum
+else:  # pragma: no cover - exercised only on 3.10
+    from impact_ls.model import StrEnum
 
 logger = logging.getLogger(__name__)
 

@@ -50,6 +50,7 @@ from bench_graph import DATA, README, fetch  # noqa: E402
 AIMS_P95_MS = {"click": 50.0, "django": 150.0}
 AIM_WARM_S = 3.0
 AIM_RSS_MB = 500.0
+SERVER_FLAGS: list[str] = []  # e.g. ["-vv", "--log-file", "/tmp/impact-ls.log"] to see timings
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -190,7 +191,7 @@ async def _until(condition: Any, timeout: float, what: str) -> None:
 async def impact_session(root: Path, target: Target, *, edits: int) -> dict[str, Any]:
     """One server session: time to usable, then ``edits`` signature edits; returns the numbers."""
     recorder = Recorder()
-    command = [sys.executable, "-m", "impact_ls", "serve"]
+    command = [sys.executable, "-m", "impact_ls", *SERVER_FLAGS, "serve"]
     client, started = await _start(command, root, recorder, {"impactLs": {"debounceMs": 0}})
     initialized = time.perf_counter()
     await _until(lambda: recorder.progress_end is not None, 900, "indexing")
