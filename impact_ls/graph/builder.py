@@ -149,20 +149,23 @@ class GraphBuilder:
         self,
         facts: Iterable[FileFacts],
         *,
-        cached: dict[str, CachedResolution] | None = None,
+        cached: Iterable[tuple[str, CachedResolution]] | None = None,
     ) -> None:
         """Replace everything with ``facts`` and resolve every file once (a cold build).
 
-        With ``cached`` (file → its resolution in an earlier build; entries are popped as they
-        are used, so their bytes go early), a file whose module and read fingerprint still
-        match takes its cached edges instead of being resolved, and the files that were
-        resolved leave their encoded resolution for ``take_resolutions``.
+        With ``cached`` (``(file, resolution)`` from an earlier build, sorted by file and read
+        as the load walks the files, so a project's worth is never held at once), a file whose
+        module and read fingerprint still match takes its cached edges instead of being
+        resolved, and the files that were resolved leave their encoded resolution for
+        ``take_resolutions``.
         """
         with gc_paused():
             self._load(facts, cached)
 
     def _load(
-        self, facts: Iterable[FileFacts], cached: dict[str, CachedResolution] | None = None
+        self,
+        facts: Iterable[FileFacts],
+        cached: Iterable[tuple[str, CachedResolution]] | None = None,
     ) -> None:
         confirmer = self._graph.confirmer
         self.__init__(confirmer=confirmer)  # type: ignore[misc]
@@ -182,14 +185,19 @@ class GraphBuilder:
         self._last_resolved = tuple(sorted(self._facts))
         logger.debug("graph loaded: %s", self._graph.stats())
 
-    def _load_resolutions(self, cached: dict[str, CachedResolution]) -> None:
+    def _load_resolutions(self, cached: Iterable[tuple[str, CachedResolution]]) -> None:
         """Resolve each file, or reuse its cached edges when nothing it read has changed."""
         prints = _Fingerprints(self)
         fresh: list[tuple[str, list[Edge]]] = []
         # decoded read keys are shared across files, as the recorder's are (RSS: ~500k keys)
         keys: dict[_Key, _Key] = {}
+        rows = iter(cached)
+        row = next(rows, None)
         for file in sorted(self._facts):
-            hit = cached.pop(file, None)
+            # a merge of two sorted sequences: rows of vanished files are skipped
+            while row is not None and row[0] < file:
+                row = next(rows, None)
+            hit = row[1] if row is not None and row[0] == file else None
             if hit is not None and self._reuse(file, hit, prints, keys):
                 self._reused += 1
             else:

@@ -268,10 +268,12 @@ class ProjectIndex:
             facts.update(extracted)
             with clock.phase("resolve"):
                 # each file's edges from the last build, reused when nothing it read has changed
-                resolutions = store.get_resolutions({path: shas[path] for path in facts})
+                resolutions = store.iter_resolutions({path: shas[path] for path in facts})
                 builder = GraphBuilder(confirmer=self._confirmer)
-                builder.load((facts[path] for path in sorted(facts)), cached=resolutions)
-                del resolutions
+                try:
+                    builder.load((facts[path] for path in sorted(facts)), cached=resolutions)
+                finally:
+                    resolutions.close()  # it holds the store until it ends
                 store.put_resolutions(
                     (path, shas[path], data) for path, data in builder.take_resolutions()
                 )

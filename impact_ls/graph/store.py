@@ -20,7 +20,7 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from impact_ls.cachedir import prepare_cache_dir
@@ -143,24 +143,28 @@ class FactStore:
                 return {}
         return found
 
-    def get_resolutions(self, wanted: Mapping[str, str]) -> dict[str, CachedResolution]:
-        """The cached resolution of each ``path → sha`` of ``wanted`` that has a valid row."""
-        found: dict[str, CachedResolution] = {}
+    def iter_resolutions(
+        self, wanted: Mapping[str, str]
+    ) -> Generator[tuple[str, CachedResolution], None, None]:
+        """``(path, resolution)`` for each ``path → sha`` of ``wanted`` with a valid row, by path.
+
+        Rows are decoded as the cursor yields them (a project's edges weigh tens of MB), so the
+        store stays locked until the iterator ends or is closed: close it before writing.
+        """
         if not wanted:
-            return found
+            return
         with self._lock:
             if self._broken:
-                return found
+                return
             try:
-                for path, sha, data in self._conn.execute("SELECT path, sha, data FROM resolved"):
+                cursor = self._conn.execute("SELECT path, sha, data FROM resolved ORDER BY path")
+                for path, sha, data in cursor:
                     if wanted.get(path) == sha:
                         resolution = decode_resolution(data)
                         if resolution is not None:
-                            found[path] = resolution
+                            yield path, resolution
             except sqlite3.Error as exc:
                 self._fail("read", exc)
-                return {}
-        return found
 
     def put_resolutions(self, rows: Iterable[tuple[str, str, bytes]]) -> int:
         """Store ``(path, sha, encode_resolution output)`` rows; return how many were written.
