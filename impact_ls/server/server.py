@@ -342,6 +342,11 @@ class ImpactServer(LanguageServer):
         await self.worker.call(session.refresh)
         self.reanalyze(session)
 
+    async def check_head(self, session: Session) -> None:
+        """Re-read changed files; when HEAD moved, re-check every open document."""
+        if await self.worker.call(session.refresh):
+            self.reanalyze(session)
+
     def shutdown_work(self) -> None:
         """Stop timers and queued work; running threads are daemons and die with the process."""
         self.worker.shutdown()
@@ -446,7 +451,7 @@ def _register_documents(server: ImpactServer) -> None:
         session, file = found
         doc = session.open_document(uri, file, params.text_document.text)
         if not ls.watching:
-            ls.spawn(ls.worker.call(session.refresh))  # no file watcher: notice a moved HEAD here
+            ls.spawn(ls.check_head(session))  # no file watcher: notice a moved HEAD here
         ls.schedule(session, doc, delay_s=ls.debounce_s(session), cascade=True)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)

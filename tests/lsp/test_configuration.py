@@ -158,3 +158,20 @@ async def test_a_file_changed_on_disk_patches_the_graph(shop: Path) -> None:
             lambda: not diagnostics(client, invoice, code="must-inspect"), what="the fix to count"
         )
         assert len(diagnostics(client, shop / "shop/cart.py", code="must-inspect")) == 1
+
+
+async def test_without_a_file_watcher_opening_a_document_notices_a_moved_head(shop: Path) -> None:
+    async with serve(shop) as client:  # Neovim's capabilities: no dynamic file watching
+        assert client.registrations == []  # type: ignore[attr-defined]
+        pricing = Doc(client, shop / "shop/pricing.py")
+        pricing.replace(SIG_OLD, SIG_NEW)
+        invoice = shop / "shop/invoice.py"
+        await until(lambda: diagnostics(client, invoice), what="warnings")
+        pricing.save()
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "currency"],
+            cwd=shop,
+            check=True,
+        )
+        Doc(client, shop / "shop/cart.py")
+        await until(lambda: not diagnostics(client, invoice), what="warnings to go")

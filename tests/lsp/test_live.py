@@ -6,7 +6,17 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from .lsp_helpers import Doc, actions, diagnostics, indexed, lenses, lines_of, serve, until
+from .lsp_helpers import (
+    Doc,
+    actions,
+    capabilities,
+    diagnostics,
+    indexed,
+    lenses,
+    lines_of,
+    serve,
+    until,
+)
 
 SIG_OLD = "def price(amount, rate):"
 SIG_NEW = "def price(amount, rate, currency):"
@@ -171,6 +181,14 @@ async def test_lenses_on_the_changed_definition(shop: Path) -> None:
         ]
         # a clean document has no lenses
         assert await lenses(client, Doc(client, shop / "shop/invoice.py")) == []
+
+
+async def test_clients_that_support_it_are_asked_to_refresh_lenses(shop: Path) -> None:
+    async with serve(shop, caps=capabilities(lens_refresh=True)) as client:
+        pricing = Doc(client, shop / "shop/pricing.py")
+        pricing.replace(SIG_OLD, SIG_NEW)
+        await until(lambda: diagnostics(client, shop / "shop/invoice.py"), what="warnings")
+        await until(lambda: client.lens_refreshes, what="a workspace/codeLens/refresh")  # type: ignore[attr-defined]
 
 
 async def test_next_edit_action_opens_the_first_site(shop: Path) -> None:
