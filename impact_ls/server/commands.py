@@ -171,8 +171,9 @@ async def reindex(ls: LanguageServer, *args: Any) -> dict[str, Any]:
     uri = _uri_arg(args, present.CMD_REINDEX)
     sessions = [_session_of(srv, uri, present.CMD_REINDEX)[0]] if uri else list(srv.sessions)
     for session in sessions:
-        if session.engine is None:
-            await srv.start(session)
+        started = srv.starts.get(session.root)
+        if started is None or not started.done():
+            await srv.begin(session)  # the first indexing is still to come or under way
         else:
             await srv.worker.call(session.refresh)
             await srv.index(session)

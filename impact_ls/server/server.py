@@ -81,6 +81,7 @@ class ImpactServer(LanguageServer):
         self.published: dict[str, list[types.Diagnostic]] = {}
         self.background: set[asyncio.Task[Any]] = set()
         self.indexing: dict[Path, asyncio.Future[None]] = {}
+        self.starts: dict[Path, asyncio.Task[None]] = {}
         self.watching = False
         self.pending_warnings: list[str] = []
         self._progress_ids = 0
@@ -133,6 +134,16 @@ class ImpactServer(LanguageServer):
                 logger.error("background task failed", exc_info=exc)
 
         task.add_done_callback(_done)
+
+    def begin(self, session: Session) -> asyncio.Task[None]:
+        """The one start of ``session`` (opened and indexed once; later calls share it)."""
+        task = self.starts.get(session.root)
+        if task is None:
+            task = asyncio.ensure_future(self.start(session))
+            self.starts[session.root] = task
+            self.background.add(task)
+            task.add_done_callback(self.background.discard)
+        return task
 
     async def start(self, session: Session) -> None:
         """Open the engine on the worker, then index in the background with progress."""
@@ -431,7 +442,7 @@ def _register_lifecycle(server: ImpactServer) -> None:
         if not len(ls.sessions):
             logger.info("no workspace folder: documents will not be analyzed")
         for session in ls.sessions:
-            ls.spawn(ls.start(session))
+            ls.begin(session)
         await ls.register_watchers()
 
     @server.feature(types.SHUTDOWN)
@@ -518,11 +529,12 @@ def _register_workspace(server: ImpactServer) -> None:
     def did_change_folders(ls: ImpactServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
         for folder in params.event.removed:
             path = to_fs_path(folder.uri)
-            if path is not None and ls.sessions.remove(Path(path).resolve()) is not None:
+            if path is not None and ls.sessions.remove(root := Path(path).resolve()) is not None:
+                ls.starts.pop(root, None)
                 ls.publish()
         for folder in params.event.added:
             if (session := ls.add_folder(folder.uri)) is not None:
-                ls.spawn(ls.start(session))
+                ls.begin(session)
 
 
 def _register_features(server: ImpactServer) -> None:

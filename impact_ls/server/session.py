@@ -206,7 +206,9 @@ class Session:
     # ------------------------------------------------------------------ worker side
 
     def open_engine(self) -> Engine:
-        """Open the engine without indexing (the caller builds it in the background)."""
+        """Open the engine without indexing (the caller builds it); a second call reuses it."""
+        if self.engine is not None:
+            return self.engine
         engine = Engine.open(self.root, self.overrides, build=False)
         self.engine = engine
         self.head = engine.head()
