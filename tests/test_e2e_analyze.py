@@ -1,8 +1,10 @@
 """End to end: `impact-ls analyze` on the demo project with planted history and a signature edit."""
 
+import http.server
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -120,3 +122,89 @@ def test_demo_runs_from_a_fresh_install():
     assert result.returncode == 0, result.stderr
     assert "MUST" in result.stdout.upper()
     assert "acme/api.py:9" in result.stdout
+
+
+@pytest.fixture
+def fresh_demo(tmp_path: Path) -> Path:
+    return make_demo_project(tmp_path / "shop")
+
+
+def test_file_arguments_limit_the_analysis(fresh_demo: Path):
+    session = fresh_demo / "acme" / "session.py"
+    session.write_text(session.read_text().replace("SESSION_TTL = 3600", "SESSION_TTL = 60"))
+    every = json.loads(_run("analyze", "--root", str(fresh_demo), "--format", "json").stdout)
+    assert [c["file"] for c in every["changes"]] == ["acme/auth.py", "acme/session.py"]
+    only = _run("analyze", "--root", str(fresh_demo), "--format", "json", "acme/session.py")
+    assert only.returncode == 0, only.stderr
+    changes = json.loads(only.stdout)["changes"]
+    assert [(c["change_type"], c["entity"]) for c in changes] == [
+        ("field", "acme.session.SESSION_TTL")
+    ]
+
+
+def test_sarif_puts_must_sites_at_one_based_columns(demo_root: Path):
+    result = _run("analyze", "--root", str(demo_root), "--format", "sarif")
+    assert result.returncode == 0, result.stderr
+    run = json.loads(result.stdout)["runs"][0]
+    must = {
+        (
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+            r["locations"][0]["physicalLocation"]["region"]["startLine"],
+        )
+        for r in run["results"]
+        if r["ruleId"] == "must-inspect"
+    }
+    assert ("acme/api.py", 9) in must
+    columns = [
+        r["locations"][0]["physicalLocation"]["region"]["startColumn"] for r in run["results"]
+    ]
+    assert min(columns) >= 1
+
+
+def test_color_always_colours_the_buckets(demo_root: Path):
+    result = _run("analyze", "--root", str(demo_root), "--color", "always")
+    assert "\x1b[" in result.stdout
+
+
+def test_a_configured_llm_endpoint_orders_the_next_edits(fresh_demo: Path):
+    requests: list[dict] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            requests.append(body)
+            content = json.dumps(
+                {"next_edits": [{"entity": "acme.cli.main", "reason": "pass the MFA code"}]}
+            )
+            payload = json.dumps({"choices": [{"message": {"content": content}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        (fresh_demo / "pyproject.toml").write_text(
+            (fresh_demo / "pyproject.toml").read_text()
+            + f'\n[tool.impact-ls]\nllm-base-url = "http://127.0.0.1:{server.server_port}/v1"\n'
+            'llm-model = "local"\n',
+            encoding="utf-8",
+        )
+        result = _run("analyze", "--root", str(fresh_demo), "--format", "json")
+        offline = _run("analyze", "--root", str(fresh_demo), "--format", "json", "--no-llm")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["next_edits"]["next_edits"] == [
+        {"entity": "acme.cli.main", "reason": "pass the MFA code"}
+    ]
+    assert len(requests) == 1
+    assert (requests[0]["temperature"], requests[0]["max_tokens"]) == (0, 1024)
+    assert json.loads(offline.stdout)["next_edits"]["next_edit"] == "failed"
