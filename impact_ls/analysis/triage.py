@@ -252,5 +252,3 @@ def _imported_at(graph: CodeGraph, entity: QualName, site: Site) -> str | None:
         if edge.file == site.file and edge.span == site.span:
             return edge.target
     return None
-
-
