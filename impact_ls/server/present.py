@@ -166,6 +166,9 @@ def _site_diagnostic(
 ) -> types.Diagnostic:
     must = severity is types.DiagnosticSeverity.Warning
     message = entry.reason
+    if entry.breaks:
+        # The cause says why the site matters; the break says what to fix there.
+        message += ": " + "; ".join(b.detail for b in entry.breaks)
     if entry.unanalyzable and "unanalyzable" not in message.lower():
         message = f"unanalyzable: {message}"
     code = CODE_MUST if must else (CODE_UNANALYZABLE if entry.unanalyzable else CODE_MAY)

@@ -80,7 +80,7 @@ def test_neovim_shows_diagnostics_lenses_and_the_next_edit(tmp_path: Path, confi
         "source": "impact",
         "code": "must-inspect",
         "message": "method-signature changed (added param currency) → shop.cart.Cart.total "
-        "must re-bind via CalledBy",
+        "must re-bind via CalledBy: missing required argument 'currency'",
     }
     assert result["lenses"] == [
         "Blast radius: 4 must · 1 may · 1 batch",

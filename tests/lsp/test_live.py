@@ -73,7 +73,7 @@ async def test_signature_edit_warns_in_other_files_until_fixed_or_undone(shop: P
         )
         assert at_cart.message == (
             "method-signature changed (added param currency) → shop.cart.Cart.total "
-            "must re-bind via CalledBy"
+            "must re-bind via CalledBy: missing required argument 'currency'"
         )
         [related] = at_cart.related_information or []
         assert related.location.uri == pricing.uri

@@ -6,6 +6,7 @@ from lsprotocol import types
 
 from impact_ls.model import (
     Batch,
+    Break,
     Bucket,
     Change,
     ChangeType,
@@ -85,6 +86,7 @@ CART = _entry(
     (19, 42),
     bucket=Bucket.MUST_INSPECT,
     reason="method-signature changed (price) → Cart.total must re-bind via CalledBy",
+    breaks=(Break(kind="missing-argument", detail="missing required argument 'currency'"),),
 )
 INVOICE = _entry(
     "shop.invoice.line",
@@ -140,7 +142,7 @@ def test_must_sites_are_warnings_at_the_exact_call_with_the_cause_and_the_change
     assert cart.severity == types.DiagnosticSeverity.Warning
     assert cart.code == "must-inspect"
     assert cart.source == "impact"
-    assert cart.message == CART.reason
+    assert cart.message == CART.reason + ": missing required argument 'currency'"
     assert cart.range == types.Range(
         start=types.Position(line=18, character=19), end=types.Position(line=18, character=42)
     )

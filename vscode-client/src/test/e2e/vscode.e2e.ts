@@ -188,6 +188,7 @@ describe('the Impact extension in VS Code (code-server)', { timeout: 15 * 60_000
     const problems = (await markers.locator('.monaco-list-row').allInnerTexts()).join('\n');
     assert.match(problems, /pkg\.views\.login_view must re-bind via CalledBy/);
     assert.match(problems, /pkg\.api\.handlers\.login_endpoint must re-bind via CalledBy/);
+    assert.match(problems, /must re-bind via CalledBy: missing required argument 'mfa_code'/);
     await shot('2-problems');
 
     // The Blast Radius view, through the palette command. Its tree renders only the rows in
