@@ -331,8 +331,10 @@ class _Resolver:
         self._module_infos: dict[str, FileInfo | None] = {}
         self._call_memo: dict[
             tuple[str, str, Chain],
-            tuple[list[tuple[EdgeKind, QualName, QualName]],
-                  list[tuple[EdgeKind, QualName, QualName, bool, bool]]],
+            tuple[
+                list[tuple[EdgeKind, QualName, QualName]],
+                list[tuple[EdgeKind, QualName, QualName, bool, bool]],
+            ],
         ] = {}
 
     # ------------------------------------------------------------------ driver
@@ -368,15 +370,8 @@ class _Resolver:
         name_matched: bool = False,
         member: str | None = None,
     ) -> Edge:
-        edge = _new_edge(
-            source=source,
-            target=target,
-            kind=kind,
-            file=self.file,
-            span=span,
-            args=args,
-            name_matched=name_matched,
-            member=member,
+        edge = self._edge(
+            kind, source, target, span, args, name_matched=name_matched, member=member
         )
         self.edges.append(edge)
         return edge
@@ -874,8 +869,14 @@ class _Resolver:
             for kind, source, target in members:
                 self._add(kind, source, target, span)
             return [
-                self._edge(kind, source, target, span, call.args if with_args else None,
-                           name_matched=matched)
+                self._edge(
+                    kind,
+                    source,
+                    target,
+                    span,
+                    call.args if with_args else None,
+                    name_matched=matched,
+                )
                 for kind, source, target, with_args, matched in returned
             ]
         before = len(self.edges)
@@ -941,7 +942,9 @@ class _Resolver:
         args: ArgShape | None = None,
         *,
         name_matched: bool = False,
+        member: str | None = None,
     ) -> Edge:
+        """An edge evidenced in this file; ``_add`` also records it."""
         return _new_edge(
             source=source,
             target=target,
@@ -950,6 +953,7 @@ class _Resolver:
             span=span,
             args=args,
             name_matched=name_matched,
+            member=member,
         )
 
     # ------------------------------------------------------------------ accesses
