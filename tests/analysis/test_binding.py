@@ -178,16 +178,17 @@ def test_removed_field_breaks_its_users_but_a_value_change_does_not() -> None:
 
 INIT_BEFORE = (_p("self"), _p("db"))
 INIT_AFTER = (_p("self"), _p("db"), _p("cache"))
+CTOR_CHANGE = _change(
+    ChangeType.CONSTRUCTOR,
+    entity="pkg.auth.LoginService.__init__",
+    before_params=INIT_BEFORE,
+    after_params=INIT_AFTER,
+    binds_first_param=True,
+)
 
 
 def test_instantiation_that_no_longer_binds_is_a_constructor_mismatch() -> None:
-    change = _change(
-        ChangeType.CONSTRUCTOR,
-        entity="pkg.auth.LoginService.__init__",
-        before_params=INIT_BEFORE,
-        after_params=INIT_AFTER,
-        binds_first_param=True,
-    )
+    change = CTOR_CHANGE
     assert find_breaks(change, args=ArgShape(positional=1), relation=Relation.INSTANTIATED_BY) == (
         Break(kind="constructor-mismatch", detail="missing required argument 'cache'"),
     )
@@ -196,13 +197,7 @@ def test_instantiation_that_no_longer_binds_is_a_constructor_mismatch() -> None:
 
 
 def test_super_init_call_binds_with_ordinary_break_kinds() -> None:
-    change = _change(
-        ChangeType.CONSTRUCTOR,
-        entity="pkg.auth.LoginService.__init__",
-        before_params=INIT_BEFORE,
-        after_params=INIT_AFTER,
-        binds_first_param=True,
-    )
+    change = CTOR_CHANGE
     assert find_breaks(change, args=ArgShape(positional=1), relation=Relation.CALLED_BY) == (
         Break(kind="missing-argument", detail="missing required argument 'cache'"),
     )
