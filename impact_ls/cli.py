@@ -63,7 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     analyze.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     analyze.add_argument("--no-llm", action="store_true", help="skip the next-edit LLM call")
     analyze.add_argument(
-        "--fail-on", choices=("never", "must", "may"), default="never",
+        "--fail-on",
+        choices=("never", "must", "may"),
+        default="never",
         help="exit 1 when a site of this bucket (or worse) is found",
     )
     analyze.add_argument("--color", choices=("auto", "always", "never"), default="auto")
@@ -202,8 +204,12 @@ def _index_json(index: ProjectIndex) -> dict[str, object]:
     nodes = []
     for node in sorted(graph.nodes(), key=lambda n: (n.file, n.span.line, n.id)):
         item: dict[str, object] = {
-            "id": node.id, "kind": node.kind.value, "file": node.file, "line": node.span.line,
-            "end_line": node.span.end_line or node.span.line, "signature": node.signature,
+            "id": node.id,
+            "kind": node.kind.value,
+            "file": node.file,
+            "line": node.span.line,
+            "end_line": node.span.end_line or node.span.line,
+            "signature": node.signature,
         }
         if node.test_id:
             item["test_id"] = node.test_id
@@ -214,8 +220,12 @@ def _index_json(index: ProjectIndex) -> dict[str, object]:
         key=lambda e: (e.file, e.span.line, e.span.col, e.kind.value, e.source, e.target),
     ):
         entry: dict[str, object] = {
-            "from": edge.source, "to": edge.target, "kind": edge.kind.value,
-            "file": edge.file, "line": edge.span.line, "col": edge.span.col,
+            "from": edge.source,
+            "to": edge.target,
+            "kind": edge.kind.value,
+            "file": edge.file,
+            "line": edge.span.line,
+            "col": edge.span.col,
         }
         if edge.name_matched:
             entry["name_matched"] = True
@@ -223,13 +233,21 @@ def _index_json(index: ProjectIndex) -> dict[str, object]:
             entry["member"] = edge.member
         if edge.args is not None:
             entry["args"] = {
-                "positional": edge.args.positional, "keywords": list(edge.args.keywords),
-                "star": edge.args.star, "double_star": edge.args.double_star,
+                "positional": edge.args.positional,
+                "keywords": list(edge.args.keywords),
+                "star": edge.args.star,
+                "double_star": edge.args.double_star,
             }
         edges.append(entry)
     dynamic = [
-        {"from": ref.source, "name": ref.name, "kind": ref.kind.value, "file": ref.file,
-         "line": ref.span.line, "reason": ref.reason}
+        {
+            "from": ref.source,
+            "name": ref.name,
+            "kind": ref.kind.value,
+            "file": ref.file,
+            "line": ref.span.line,
+            "reason": ref.reason,
+        }
         for ref in sorted(
             graph.dynamic_refs(), key=lambda r: (r.file, r.span.line, r.span.col, r.name)
         )

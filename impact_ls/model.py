@@ -34,7 +34,6 @@ QualName = NewType("QualName", str)
 TestId = NewType("TestId", str)
 
 
-
 # --------------------------------------------------------------------------- graph
 
 

@@ -17,7 +17,10 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "index_basic"
 def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "impact_ls", *args],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
         env={**os.environ, **(env or {})},
     )
 
@@ -54,7 +57,8 @@ def test_json_lists_sorted_nodes_and_edges(root: Path, cache_env):
     assert test["test_id"] == "tests/test_core.py::test_greet"
     calls_to_greet = [
         (e["from"], e["file"], e["line"])
-        for e in data["edges"] if e["to"] == "pkg.core.greet" and e["kind"] == "call"
+        for e in data["edges"]
+        if e["to"] == "pkg.core.greet" and e["kind"] == "call"
     ]
     assert calls_to_greet == [
         ("pkg.cli.main", "pkg/cli.py", 5),
@@ -62,15 +66,21 @@ def test_json_lists_sorted_nodes_and_edges(root: Path, cache_env):
         ("tests.test_core.test_greet", "tests/test_core.py", 5),
     ]
     cli_call = next(
-        e for e in data["edges"]
+        e
+        for e in data["edges"]
         if e["to"] == "pkg.core.greet" and e["kind"] == "call" and e["file"] == "pkg/cli.py"
     )
-    assert cli_call["args"] == {"positional": 1, "keywords": [], "star": False,
-                                "double_star": False}
+    assert cli_call["args"] == {
+        "positional": 1,
+        "keywords": [],
+        "star": False,
+        "double_star": False,
+    }
     keys = [(n["file"], n["line"], n["id"]) for n in data["nodes"]]
     assert keys == sorted(keys)
-    edge_keys = [(e["file"], e["line"], e["col"], e["kind"], e["from"], e["to"])
-                 for e in data["edges"]]
+    edge_keys = [
+        (e["file"], e["line"], e["col"], e["kind"], e["from"], e["to"]) for e in data["edges"]
+    ]
     assert edge_keys == sorted(edge_keys)
     assert data["skipped"] == []
 
@@ -154,7 +164,10 @@ def test_progress_bar_only_on_a_terminal(root: Path, cache_env):
     try:
         proc = subprocess.run(
             [sys.executable, "-m", "impact_ls", "index", "--root", str(root)],
-            stdout=subprocess.PIPE, stderr=follower, timeout=120, check=False,
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            timeout=120,
+            check=False,
             env={**os.environ, **cache_env},
         )
         os.close(follower)

@@ -130,12 +130,15 @@ class GraphBuilder:
         for file, edges in files:
             facts = self._facts[file]
             read_keys = tuple(sorted(self._reads[file]))
-            yield file, encode_resolution(
-                module=facts.module,
-                is_package=facts.is_package,
-                reads=read_keys,
-                fingerprint=prints.of(read_keys),
-                edges=edges,
+            yield (
+                file,
+                encode_resolution(
+                    module=facts.module,
+                    is_package=facts.is_package,
+                    reads=read_keys,
+                    fingerprint=prints.of(read_keys),
+                    edges=edges,
+                ),
             )
 
     @property

@@ -453,7 +453,6 @@ def facts_from_json(text: str) -> FileFacts:
     return facts  # type: ignore[no-any-return]
 
 
-
 _T = TypeVar("_T")
 _FAST_INITS: dict[type, Callable[..., Any]] = {}
 
@@ -492,6 +491,7 @@ def fast_init(cls: type[_T]) -> Callable[..., _T]:
     make: Callable[..., _T] = env["make"]
     _FAST_INITS[cls] = make
     return make
+
 
 # --------------------------------------------------------------------------- binary codec
 #
@@ -620,8 +620,9 @@ def _dec_span(v: Any, _new: Any = _span_new, _s: Any = _span_set) -> Span:
 def facts_to_bytes(facts: FileFacts) -> bytes:
     """Serialize ``facts`` compactly for the cache, stamped with ``EXTRACTOR_VERSION``."""
     with gc_paused():
-        payload = marshal.dumps((_BIN_STAMP, _bin_codec(FileFacts, decode=False)(facts)),
-                                _MARSHAL_VERSION)
+        payload = marshal.dumps(
+            (_BIN_STAMP, _bin_codec(FileFacts, decode=False)(facts)), _MARSHAL_VERSION
+        )
     return _HEADER.pack(_MAGIC, zlib.crc32(payload)) + payload
 
 
@@ -630,7 +631,7 @@ def facts_from_bytes(data: bytes) -> FileFacts:
     if not isinstance(data, (bytes, bytearray, memoryview)) or len(data) < _HEADER.size:
         raise ValueError("corrupt facts: not a facts record")
     magic, crc = _HEADER.unpack_from(data)
-    payload = memoryview(data)[_HEADER.size:]
+    payload = memoryview(data)[_HEADER.size :]
     if magic != _MAGIC or zlib.crc32(payload) != crc:
         raise ValueError("corrupt facts: bad magic or checksum")
     with gc_paused():
@@ -652,6 +653,7 @@ def facts_from_cache(data: str | bytes) -> FileFacts:
     if isinstance(data, str):
         return facts_from_json(data)
     return facts_from_bytes(data)
+
 
 __all__ = [
     "CALL",

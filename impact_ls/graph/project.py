@@ -232,7 +232,12 @@ class ProjectIndex:
                     self._building = False
         logger.info(
             "indexed %d files (%d extracted with %d job(s), %d from cache, %d skipped) in %.2fs",
-            stats.files, stats.extracted, stats.jobs, stats.from_cache, stats.skipped, stats.wall_s,
+            stats.files,
+            stats.extracted,
+            stats.jobs,
+            stats.from_cache,
+            stats.skipped,
+            stats.wall_s,
         )
         return stats
 
@@ -257,8 +262,13 @@ class ProjectIndex:
             shas = {s.path: s.sha for s in sources}
             with clock.phase("extract"):
                 extracted, bad, workers = self._extract(
-                    [s for s in sources if s.path not in facts], roots, store=store,
-                    done=from_cache, total=len(sources), progress=progress, jobs=jobs,
+                    [s for s in sources if s.path not in facts],
+                    roots,
+                    store=store,
+                    done=from_cache,
+                    total=len(sources),
+                    progress=progress,
+                    jobs=jobs,
                 )
             del sources  # the bytes are no longer needed
             for skip in bad:
@@ -284,9 +294,14 @@ class ProjectIndex:
             gc.freeze()
         all_skipped = tuple(sorted((*discovery.skipped, *skipped, *bad), key=lambda s: s.path))
         stats = IndexStats(
-            files=len(facts), extracted=len(extracted), from_cache=from_cache,
-            skipped=len(all_skipped), jobs=workers, cpu_s=clock.cpu_s() + self._worker_cpu_s,
-            wall_s=clock.wall_s(), phases=clock.phases(),
+            files=len(facts),
+            extracted=len(extracted),
+            from_cache=from_cache,
+            skipped=len(all_skipped),
+            jobs=workers,
+            cpu_s=clock.cpu_s() + self._worker_cpu_s,
+            wall_s=clock.wall_s(),
+            phases=clock.phases(),
         )
         with self.lock:
             self._store, self._filter, self._roots = store, path_filter, roots

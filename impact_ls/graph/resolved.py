@@ -45,9 +45,7 @@ def _code_stamp() -> str:
     return digest.hexdigest()
 
 
-RESOLVED_STAMP = (
-    f"{EXTRACTOR_VERSION}/{sys.version_info[0]}.{sys.version_info[1]}/{_code_stamp()}"
-)
+RESOLVED_STAMP = f"{EXTRACTOR_VERSION}/{sys.version_info[0]}.{sys.version_info[1]}/{_code_stamp()}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

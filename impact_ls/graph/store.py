@@ -93,9 +93,7 @@ class FactStore:
         except (OSError, sqlite3.Error) as exc:
             second = f"{user_dir} is not writable ({_why(exc)})"
             logger.warning("fact cache: %s; keeping the cache in memory", second)
-        return cls(
-            _connect(None), location=":memory:", note=f"cache in memory: {first}; {second}"
-        )
+        return cls(_connect(None), location=":memory:", note=f"cache in memory: {first}; {second}")
 
     @classmethod
     def in_memory(cls, note: str | None = None) -> FactStore:

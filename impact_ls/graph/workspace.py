@@ -216,7 +216,8 @@ def read_bytes(root: Path, rel: str, settings: Settings) -> bytes | Skipped:
             size = os.fstat(handle.fileno()).st_size
             if size > settings.max_file_bytes:
                 return _skip(
-                    rel, SkipKind.TOO_LARGE,
+                    rel,
+                    SkipKind.TOO_LARGE,
                     f"larger than {settings.max_file_bytes} bytes ({size} bytes)",
                 )
             data = handle.read(settings.max_file_bytes + 1)

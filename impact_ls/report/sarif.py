@@ -68,7 +68,11 @@ def _location(file: str, region: dict[str, int]) -> dict[str, Any]:
 
 
 def _result(
-    rule_id: str, message: str, location: dict[str, Any], *, entity: str = "",
+    rule_id: str,
+    message: str,
+    location: dict[str, Any],
+    *,
+    entity: str = "",
     seed: Change | None = None,
 ) -> dict[str, Any]:
     if entity:

@@ -40,18 +40,18 @@ from impact_ls.server.llm_http import HttpCompletionClient
 # ----------------------------------------------------------------------------- fixture source
 
 # Every body holds a marker that must never reach the model.
-BASELINE = '''
+BASELINE = """
 class LoginService:
     def login(self, user):
         token = "BODY-MARKER-seed-a91f"
         return token
-'''
-CURRENT = '''
+"""
+CURRENT = """
 class LoginService:
     def login(self, user, mfa_code):
         token = "BODY-MARKER-seed-b72e"
         return token
-'''
+"""
 CALLERS = '''
 def login_view(request):
     secret = "BODY-MARKER-view-c13d"
@@ -136,16 +136,37 @@ def inputs() -> Inputs:
         "pkg.api.login_endpoint", "pkg/api.py", 13, Bucket.MUST_INSPECT, _cause("login_endpoint")
     )
     dispatch = _entry(
-        "pkg.registry.dispatch", "pkg/registry.py", 15, Bucket.MAY_IMPACT,
+        "pkg.registry.dispatch",
+        "pkg/registry.py",
+        15,
+        Bucket.MAY_IMPACT,
         "string-keyed getattr of 'login'",
     )
     nodes = (
-        DagNode(entity=endpoint.entity, kind="function", file="pkg/api.py", line=6,
-                signature=sigs["login_endpoint"], batch_id=0),
-        DagNode(entity=view.entity, kind="function", file="pkg/views.py", line=2,
-                signature=sigs["login_view"], batch_id=0),
-        DagNode(entity=dispatch.entity, kind="function", file="pkg/registry.py", line=15,
-                signature=sigs["dispatch"], batch_id=1),
+        DagNode(
+            entity=endpoint.entity,
+            kind="function",
+            file="pkg/api.py",
+            line=6,
+            signature=sigs["login_endpoint"],
+            batch_id=0,
+        ),
+        DagNode(
+            entity=view.entity,
+            kind="function",
+            file="pkg/views.py",
+            line=2,
+            signature=sigs["login_view"],
+            batch_id=0,
+        ),
+        DagNode(
+            entity=dispatch.entity,
+            kind="function",
+            file="pkg/registry.py",
+            line=15,
+            signature=sigs["dispatch"],
+            batch_id=1,
+        ),
     )
     return Inputs(
         changes=(
@@ -178,7 +199,11 @@ def inputs() -> Inputs:
 
 def _decide(inputs: Inputs, client: object) -> NextEdits:
     return decide_next_edits(
-        inputs.changes, inputs.dag, inputs.triage, inputs.batches, client=client  # type: ignore[arg-type]
+        inputs.changes,
+        inputs.dag,
+        inputs.triage,
+        inputs.batches,
+        client=client,  # type: ignore[arg-type]
     )
 
 
@@ -428,12 +453,20 @@ def test_prompt_caps_entities_and_summaries(inputs: Inputs) -> None:
         for i in range(80)
     )
     nodes = tuple(
-        DagNode(entity=e.entity, kind="function", file=e.file, line=e.line, signature=long_sig,
-                batch_id=0)
+        DagNode(
+            entity=e.entity,
+            kind="function",
+            file=e.file,
+            line=e.line,
+            signature=long_sig,
+            batch_id=0,
+        )
         for e in must
     )
-    dag = Dag(nodes=nodes, edges=tuple(DagEdge(source=SEED, target=e.entity, cause=e.reason)
-                                       for e in must))
+    dag = Dag(
+        nodes=nodes,
+        edges=tuple(DagEdge(source=SEED, target=e.entity, cause=e.reason) for e in must),
+    )
     batches = (Batch(batch_id=0, members=(SEED, *(e.entity for e in must))),)
     messages = build_prompt(inputs.changes, dag, Triage(must_inspect=must), batches)
     user = messages[1]["content"]
@@ -543,16 +576,24 @@ def test_next_action(inputs: Inputs) -> None:
     ("signature", "expected"),
     [
         ("def f(key=lambda x: x['a:b']): return SECRET", "def f(key=lambda x: x['a:b']):"),
-        ("async def g(a: dict[str, int] = {'k': 1}) -> int: return SECRET",
-         "async def g(a: dict[str, int] = {'k': 1}) -> int:"),
+        (
+            "async def g(a: dict[str, int] = {'k': 1}) -> int: return SECRET",
+            "async def g(a: dict[str, int] = {'k': 1}) -> int:",
+        ),
         ("class A(Base, metaclass=M): SECRET = 1", "class A(Base, metaclass=M):"),
         ('def h(sep=": )"): return SECRET', 'def h(sep=": )"):'),
         ("def multi(\n    a,\n    b,\n):", "def multi(a, b):"),
     ],
 )
 def test_signatures_never_carry_a_body(signature: str, expected: str) -> None:
-    node = DagNode(entity=QualName("pkg.m.f"), kind="function", file="pkg/m.py", line=1,
-                   signature=signature, batch_id=0)
+    node = DagNode(
+        entity=QualName("pkg.m.f"),
+        kind="function",
+        file="pkg/m.py",
+        line=1,
+        signature=signature,
+        batch_id=0,
+    )
     entry = _entry("pkg.m.f", "pkg/m.py", 1, Bucket.MUST_INSPECT, "r")
     messages = build_prompt((), Dag(nodes=(node,)), Triage(must_inspect=(entry,)), ())
     user = messages[1]["content"]

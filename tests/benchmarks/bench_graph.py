@@ -87,8 +87,19 @@ def fetch(dist: str) -> Path:
     archives = sorted(downloads.glob(f"{dist}-*.tar.gz"))
     if not archives:
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps",
-             "--quiet", "-d", str(downloads), dist],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-binary",
+                ":all:",
+                "--no-deps",
+                "--quiet",
+                "-d",
+                str(downloads),
+                dist,
+            ],
             check=True,
         )
         archives = sorted(downloads.glob(f"{dist}-*.tar.gz"))
@@ -161,7 +172,7 @@ def jedi_callers(root: Path, index: ProjectIndex, qid: str) -> tuple[float, int]
     calls = 0
     for ref in refs:  # type: ignore[attr-defined]
         code = ref.get_line_code()
-        rest = code[ref.column + len(node.name):] if ref.column is not None else ""
+        rest = code[ref.column + len(node.name) :] if ref.column is not None else ""
         if rest.lstrip().startswith("("):
             calls += 1
     return wall, calls
@@ -173,7 +184,7 @@ def body_edit(text: str, i: int) -> str:
     if match is None:
         return text + f"\n_bench_marker_{i} = {i}\n"
     indent = match.group(1)
-    return text[: match.start()] + f"{indent}_bench_marker = {i}\n" + text[match.start():]
+    return text[: match.start()] + f"{indent}_bench_marker = {i}\n" + text[match.start() :]
 
 
 def run(project: str, *, jobs: int, use_jedi: bool) -> dict[str, object]:
@@ -222,14 +233,16 @@ def run(project: str, *, jobs: int, use_jedi: bool) -> dict[str, object]:
         graph.callers_of(qid)
         _, q_wall, edges = timed(lambda qid=qid, graph=graph: graph.callers_of(qid))
         jedi_result = jedi_callers(root, warm, qid) if use_jedi else None
-        queries.append({
-            "qid": qid,
-            "graph_s": q_wall,
-            "graph_sites": len(edges),  # type: ignore[arg-type]
-            "graph_name_matched": sum(e.name_matched for e in edges),  # type: ignore[attr-defined]
-            "jedi_s": jedi_result[0] if jedi_result else None,
-            "jedi_sites": jedi_result[1] if jedi_result else None,
-        })
+        queries.append(
+            {
+                "qid": qid,
+                "graph_s": q_wall,
+                "graph_sites": len(edges),  # type: ignore[arg-type]
+                "graph_name_matched": sum(e.name_matched for e in edges),  # type: ignore[attr-defined]
+                "jedi_s": jedi_result[0] if jedi_result else None,
+                "jedi_sites": jedi_result[1] if jedi_result else None,
+            }
+        )
 
     rss_warm = peak_rss_mb(root, cold=False)
     rss_cold = peak_rss_mb(root, cold=True)
@@ -333,8 +346,9 @@ def write_readme(project: str, table: str) -> None:
     text = README.read_text(encoding="utf-8") if README.exists() else "# Benchmarks\n"
     block = f"{start}\n{table}{end}"
     if start in text and end in text:
-        text = re.sub(re.escape(start) + r".*?" + re.escape(end), lambda _: block, text,
-                      flags=re.DOTALL)
+        text = re.sub(
+            re.escape(start) + r".*?" + re.escape(end), lambda _: block, text, flags=re.DOTALL
+        )
     else:
         text = text.rstrip("\n") + "\n\n" + block + "\n"
     README.write_text(text, encoding="utf-8")

@@ -66,7 +66,12 @@ def test_cold_build_indexes_every_file_and_resolves_calls(root: Path):
         ("tests.test_core.test_greet", "tests/test_core.py", 5),
     ]
     assert [name for name, _ in stats.phases] == [
-        "discover", "read", "cache", "extract", "store", "resolve",
+        "discover",
+        "read",
+        "cache",
+        "extract",
+        "store",
+        "resolve",
     ]
     assert index.notes == ()
     assert index.cache_location == str(root / ".impact_ls" / "facts.sqlite3")

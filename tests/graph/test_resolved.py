@@ -75,8 +75,9 @@ def test_a_file_whose_import_changed_its_interface_is_resolved_again() -> None:
     assert {"pkg/a.py", "pkg/b.py"} <= resolved_again
     assert "ns/x/y.py" not in resolved_again  # reads nothing pkg/a.py defines
     assert warm.reused == len(after) - len(resolved_again)
-    assert sorted(e.target for e in warm.graph.edges() if e.file == "pkg/b.py"
-                  and e.source == "pkg.b.Child") == sorted(
+    assert sorted(
+        e.target for e in warm.graph.edges() if e.file == "pkg/b.py" and e.source == "pkg.b.Child"
+    ) == sorted(
         e.target for e in cold.graph.edges() if e.file == "pkg/b.py" and e.source == "pkg.b.Child"
     )
 

@@ -16,8 +16,13 @@ from impact_ls.model import NodeKind, Span
 def _facts(file: str, *names: str) -> FileFacts:
     module = file.removesuffix(".py").replace("/", ".")
     defs = tuple(
-        DefFact(qualname=name, kind=NodeKind.FUNCTION, span=Span(line=i + 1, end_line=i + 1),
-                name_span=Span(line=i + 1, col=4), signature=f"def {name}():")
+        DefFact(
+            qualname=name,
+            kind=NodeKind.FUNCTION,
+            span=Span(line=i + 1, end_line=i + 1),
+            name_span=Span(line=i + 1, col=4),
+            signature=f"def {name}():",
+        )
         for i, name in enumerate(names)
     )
     return FileFacts(file=file, module=module, line_count=len(names), definitions=defs)
@@ -75,11 +80,13 @@ def test_rows_of_another_extractor_version_are_misses(root: Path, cache_home):
 
 def test_a_row_that_does_not_decode_is_a_miss(root: Path, cache_home, caplog):
     store = FactStore.open(root)
-    store.put_encoded([
-        ("a.py", "s1", EXTRACTOR_VERSION, '{"v": "' + EXTRACTOR_VERSION + '", "f": [1, 2]}'),
-        ("b.py", "s2", EXTRACTOR_VERSION, "not json at all"),
-        ("c.py", "s3", EXTRACTOR_VERSION, facts_to_json(_facts("c.py", "h"))),
-    ])
+    store.put_encoded(
+        [
+            ("a.py", "s1", EXTRACTOR_VERSION, '{"v": "' + EXTRACTOR_VERSION + '", "f": [1, 2]}'),
+            ("b.py", "s2", EXTRACTOR_VERSION, "not json at all"),
+            ("c.py", "s3", EXTRACTOR_VERSION, facts_to_json(_facts("c.py", "h"))),
+        ]
+    )
     with caplog.at_level(logging.INFO, logger="impact_ls.graph.store"):
         assert store.get("a.py", "s1") is None
         assert store.get_many({"a.py": "s1", "b.py": "s2", "c.py": "s3"}) == {

@@ -39,20 +39,23 @@ def _git_init(root: Path) -> None:
 
 
 def test_walk_lists_py_files_sorted_and_skips_default_excludes(tmp_path: Path):
-    _tree(tmp_path, {
-        "pkg/__init__.py": "",
-        "pkg/b.py": "x = 1\n",
-        "pkg/a.py": "x = 1\n",
-        "setup.py": "",
-        "README.md": "not python",
-        "pkg/data.json": "{}",
-        ".venv/lib/site.py": "",
-        "node_modules/x/y.py": "",
-        "pkg/__pycache__/a.cpython-311.py": "",
-        "build/lib/pkg/a.py": "",
-        ".impact_ls/junk.py": "",
-        ".git/hooks/h.py": "",
-    })
+    _tree(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/b.py": "x = 1\n",
+            "pkg/a.py": "x = 1\n",
+            "setup.py": "",
+            "README.md": "not python",
+            "pkg/data.json": "{}",
+            ".venv/lib/site.py": "",
+            "node_modules/x/y.py": "",
+            "pkg/__pycache__/a.cpython-311.py": "",
+            "build/lib/pkg/a.py": "",
+            ".impact_ls/junk.py": "",
+            ".git/hooks/h.py": "",
+        },
+    )
     assert discover_files(tmp_path, DEFAULT) == Discovery(
         files=("pkg/__init__.py", "pkg/a.py", "pkg/b.py", "setup.py"), skipped=()
     )
@@ -60,24 +63,30 @@ def test_walk_lists_py_files_sorted_and_skips_default_excludes(tmp_path: Path):
 
 def test_gitignore_prunes_dirs_and_files_when_root_is_a_git_repo(tmp_path: Path):
     _git_init(tmp_path)
-    _tree(tmp_path, {
-        ".gitignore": "generated/\n*_pb2.py\n/scratch.py\n",
-        "pkg/a.py": "",
-        "pkg/msg_pb2.py": "",
-        "generated/deep/x.py": "",
-        "scratch.py": "",
-        "pkg/scratch.py": "",
-    })
+    _tree(
+        tmp_path,
+        {
+            ".gitignore": "generated/\n*_pb2.py\n/scratch.py\n",
+            "pkg/a.py": "",
+            "pkg/msg_pb2.py": "",
+            "generated/deep/x.py": "",
+            "scratch.py": "",
+            "pkg/scratch.py": "",
+        },
+    )
     assert discover_files(tmp_path, DEFAULT).files == ("pkg/a.py", "pkg/scratch.py")
 
 
 def test_gitignore_applies_when_root_is_a_subfolder_of_the_repo(tmp_path: Path):
     _git_init(tmp_path)
-    _tree(tmp_path, {
-        ".gitignore": "sub/skip/\n",
-        "sub/keep.py": "",
-        "sub/skip/x.py": "",
-    })
+    _tree(
+        tmp_path,
+        {
+            ".gitignore": "sub/skip/\n",
+            "sub/keep.py": "",
+            "sub/skip/x.py": "",
+        },
+    )
     assert discover_files(tmp_path / "sub", DEFAULT).files == ("keep.py",)
 
 
@@ -88,18 +97,23 @@ def test_a_root_outside_git_ignores_gitignore_files(tmp_path: Path):
 
 
 def test_include_and_exclude_globs(tmp_path: Path):
-    _tree(tmp_path, {
-        "src/pkg/a.py": "",
-        "src/pkg/migrations/0001.py": "",
-        "src/pkg/gen/x.py": "",
-        "docs/conf.py": "",
-        "tests/test_a.py": "",
-    })
+    _tree(
+        tmp_path,
+        {
+            "src/pkg/a.py": "",
+            "src/pkg/migrations/0001.py": "",
+            "src/pkg/gen/x.py": "",
+            "docs/conf.py": "",
+            "tests/test_a.py": "",
+        },
+    )
     settings = Settings(exclude=("migrations", "src/pkg/gen/"), include=("src/*", "tests/*"))
     assert discover_files(tmp_path, settings).files == ("src/pkg/a.py", "tests/test_a.py")
     only_exclude = Settings(exclude=("docs/**", "**/test_*.py"))
     assert discover_files(tmp_path, only_exclude).files == (
-        "src/pkg/a.py", "src/pkg/gen/x.py", "src/pkg/migrations/0001.py",
+        "src/pkg/a.py",
+        "src/pkg/gen/x.py",
+        "src/pkg/migrations/0001.py",
     )
 
 
@@ -191,8 +205,9 @@ def test_a_file_over_the_size_cap_is_skipped(tmp_path: Path):
     _tree(tmp_path, {"big.py": "x = 1\n" * 10, "small.py": "x = 1\n"})
     settings = Settings(max_file_bytes=50)
     big = read_source(tmp_path, "big.py", settings)
-    assert big == Skipped(path="big.py", kind=SkipKind.TOO_LARGE,
-                          reason="larger than 50 bytes (60 bytes)")
+    assert big == Skipped(
+        path="big.py", kind=SkipKind.TOO_LARGE, reason="larger than 50 bytes (60 bytes)"
+    )
     assert read_source(tmp_path, "small.py", settings) == "x = 1\n"
 
 
@@ -209,8 +224,9 @@ def test_a_vanished_file_is_skipped(tmp_path: Path):
     found = discover_files(tmp_path, DEFAULT)
     (tmp_path / "gone.py").unlink()
     result = read_source(tmp_path, found.files[0], DEFAULT)
-    assert result == Skipped(path="gone.py", kind=SkipKind.VANISHED,
-                             reason="vanished before it could be read")
+    assert result == Skipped(
+        path="gone.py", kind=SkipKind.VANISHED, reason="vanished before it could be read"
+    )
 
 
 def test_a_directory_where_a_file_is_expected_is_unreadable(tmp_path: Path):

@@ -84,59 +84,107 @@ def signature_change_report() -> Report:
     """``login`` gained a required ``mfa_code``: two callers break, two may, two are low risk."""
     must = (
         _entry(
-            "pkg.api.handlers.login_endpoint", "pkg/api/handlers.py", 17, (11, 48),
-            bucket=Bucket.MUST_INSPECT, conf=0.9,
+            "pkg.api.handlers.login_endpoint",
+            "pkg/api/handlers.py",
+            17,
+            (11, 48),
+            bucket=Bucket.MUST_INSPECT,
+            conf=0.9,
             breaks=(Break(kind="missing-required", detail="missing required argument 'mfa_code'"),),
         ),
         _entry(
-            "pkg.views.login_view", "pkg/views.py", 41, (8, 30),
-            bucket=Bucket.MUST_INSPECT, conf=0.85,
+            "pkg.views.login_view",
+            "pkg/views.py",
+            41,
+            (8, 30),
+            bucket=Bucket.MUST_INSPECT,
+            conf=0.85,
             breaks=(Break(kind="missing-required", detail="missing required argument 'mfa_code'"),),
         ),
     )
     may = (
         _entry(
-            "pkg.registry.dispatch", "pkg/registry.py", 7, (11, 38),
-            bucket=Bucket.MAY_IMPACT, conf=0.5, reason="string-keyed getattr of 'login'",
+            "pkg.registry.dispatch",
+            "pkg/registry.py",
+            7,
+            (11, 38),
+            bucket=Bucket.MAY_IMPACT,
+            conf=0.5,
+            reason="string-keyed getattr of 'login'",
             unanalyzable=True,
         ),
         _entry(
-            "pkg.session.Session.validate", "pkg/session.py", 23, (15, 40),
-            bucket=Bucket.MAY_IMPACT, conf=0.4567, distance=2,
+            "pkg.session.Session.validate",
+            "pkg/session.py",
+            23,
+            (15, 40),
+            bucket=Bucket.MAY_IMPACT,
+            conf=0.4567,
+            distance=2,
             reason="method-signature changed (added param mfa_code) → validate must be re-checked "
             "via CalledBy",
         ),
     )
     low = (
-        _entry("pkg.cli.main", "pkg/cli.py", 88, (4, 20), bucket=Bucket.LOW_RISK, conf=0.2,
-               distance=3),
-        _entry("pkg.admin.audit_login", "pkg/admin.py", 5, (0, 0), bucket=Bucket.LOW_RISK,
-               conf=0.12, distance=3),
+        _entry(
+            "pkg.cli.main", "pkg/cli.py", 88, (4, 20), bucket=Bucket.LOW_RISK, conf=0.2, distance=3
+        ),
+        _entry(
+            "pkg.admin.audit_login",
+            "pkg/admin.py",
+            5,
+            (0, 0),
+            bucket=Bucket.LOW_RISK,
+            conf=0.12,
+            distance=3,
+        ),
     )
     batches = (
         Batch(batch_id=0, members=(SEED, must[0].entity, must[1].entity, may[1].entity)),
         Batch(batch_id=1, members=(may[0].entity,)),
     )
     tests = (
-        TestHit(file="pkg/auth.py", test=TestId("tests/test_auth.py::TestLogin::test_mfa"),
-                conf=1.0),
-        TestHit(file="pkg/auth.py", test=TestId("tests/test_views.py::test_login_view"),
-                conf=0.56),
+        TestHit(
+            file="pkg/auth.py", test=TestId("tests/test_auth.py::TestLogin::test_mfa"), conf=1.0
+        ),
+        TestHit(file="pkg/auth.py", test=TestId("tests/test_views.py::test_login_view"), conf=0.56),
     )
     dag = Dag(
         nodes=(
-            DagNode(entity=must[0].entity, kind="function", file="pkg/api/handlers.py", line=15,
-                    signature="def login_endpoint(request: Request) -> Response:", batch_id=0),
-            DagNode(entity=must[1].entity, kind="function", file="pkg/views.py", line=38,
-                    signature="def login_view(request):", batch_id=0),
-            DagNode(entity=may[1].entity, kind="method", file="pkg/session.py", line=20,
-                    signature="def validate(self, token):", batch_id=0),
-            DagNode(entity=may[0].entity, kind="function", file="pkg/registry.py", line=5,
-                    signature="def dispatch(name, *args):", batch_id=1),
+            DagNode(
+                entity=must[0].entity,
+                kind="function",
+                file="pkg/api/handlers.py",
+                line=15,
+                signature="def login_endpoint(request: Request) -> Response:",
+                batch_id=0,
+            ),
+            DagNode(
+                entity=must[1].entity,
+                kind="function",
+                file="pkg/views.py",
+                line=38,
+                signature="def login_view(request):",
+                batch_id=0,
+            ),
+            DagNode(
+                entity=may[1].entity,
+                kind="method",
+                file="pkg/session.py",
+                line=20,
+                signature="def validate(self, token):",
+                batch_id=0,
+            ),
+            DagNode(
+                entity=may[0].entity,
+                kind="function",
+                file="pkg/registry.py",
+                line=5,
+                signature="def dispatch(name, *args):",
+                batch_id=1,
+            ),
         ),
-        edges=tuple(
-            DagEdge(source=SEED, target=e.entity, cause=e.reason) for e in (*must, *may)
-        ),
+        edges=tuple(DagEdge(source=SEED, target=e.entity, cause=e.reason) for e in (*must, *may)),
     )
     return Report(
         root=".",
@@ -161,14 +209,25 @@ def signature_change_report() -> Report:
         triage=Triage(must_inspect=must, may_impact=may, low_risk=low),
         batches=batches,
         tests=tests,
-        cochange=(CoChange(file="pkg/session.py", score=0.42),
-                  CoChange(file="docs/auth.md", score=0.1234)),
+        cochange=(
+            CoChange(file="pkg/session.py", score=0.42),
+            CoChange(file="docs/auth.md", score=0.1234),
+        ),
         unanalyzable=(
-            Unanalyzable(file="pkg/registry.py", line=7, reason="string-keyed getattr of 'login'",
-                         entity=may[0].entity, name="login"),
-            Unanalyzable(file="pkg/plugins/__init__.py", line=1,
-                         reason="module-level __getattr__ may serve any name",
-                         entity=QualName("pkg.plugins"), name="login"),
+            Unanalyzable(
+                file="pkg/registry.py",
+                line=7,
+                reason="string-keyed getattr of 'login'",
+                entity=may[0].entity,
+                name="login",
+            ),
+            Unanalyzable(
+                file="pkg/plugins/__init__.py",
+                line=1,
+                reason="module-level __getattr__ may serve any name",
+                entity=QualName("pkg.plugins"),
+                name="login",
+            ),
         ),
         dag=dag,
         next_edits=NextEdits(

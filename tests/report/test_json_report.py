@@ -39,8 +39,21 @@ def test_json_is_sorted_pretty_and_raw_utf8(reports: Reports) -> None:
 def test_top_level_schema(reports: Reports) -> None:
     d = report_to_dict(reports["report_signature_change"]())
     assert set(d) == {
-        "version", "root", "base", "stale", "audit", "changes", "triage", "batches", "tests",
-        "cochange", "unanalyzable", "obligations", "dag", "next_edits", "next",
+        "version",
+        "root",
+        "base",
+        "stale",
+        "audit",
+        "changes",
+        "triage",
+        "batches",
+        "tests",
+        "cochange",
+        "unanalyzable",
+        "obligations",
+        "dag",
+        "next_edits",
+        "next",
     }
     assert (d["version"], d["root"], d["base"], d["stale"]) == (1, ".", "HEAD", False)
     assert set(d["audit"]) == {"verified", "heuristic", "truncated", "notes"}
@@ -116,9 +129,7 @@ def test_batches_tests_cochange_unanalyzable_obligations(reports: Reports) -> No
         "name": "login",
     }
     assert d["obligations"] == {
-        "change": [
-            {"batch_id": b["batch_id"], "members": b["members"]} for b in d["batches"]
-        ],
+        "change": [{"batch_id": b["batch_id"], "members": b["members"]} for b in d["batches"]],
         "validate": [
             "tests/test_auth.py::TestLogin::test_mfa",
             "tests/test_views.py::test_login_view",

@@ -91,7 +91,10 @@ def test_must_result_region_message_and_seed(reports: Reports) -> None:
     location = result["locations"][0]
     # The report's [[41, 8], [41, 30]] (0-based columns) is 1-based in SARIF.
     assert location["physicalLocation"]["region"] == {
-        "startLine": 41, "startColumn": 9, "endLine": 41, "endColumn": 31,
+        "startLine": 41,
+        "startColumn": 9,
+        "endLine": 41,
+        "endColumn": 31,
     }
     assert location["logicalLocations"] == [{"fullyQualifiedName": "pkg.views.login_view"}]
     assert result["relatedLocations"] == [

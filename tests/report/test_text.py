@@ -57,8 +57,7 @@ def test_buckets_in_order_with_sites(reports: Reports) -> None:
 def test_batches_tests_and_next_edits(reports: Reports) -> None:
     lines = render_text(reports["report_signature_change"](), color=False).splitlines()
     assert (
-        "  Batch 1 · 4 sites: LoginService.login → login_endpoint → login_view "
-        "→ Session.validate"
+        "  Batch 1 · 4 sites: LoginService.login → login_endpoint → login_view → Session.validate"
     ) in lines
     assert "  Batch 2 · 1 site: dispatch" in lines
     assert "  1.00  tests/test_auth.py::TestLogin::test_mfa" in lines
@@ -89,10 +88,7 @@ def test_long_and_split_batches_are_abbreviated(reports: Reports) -> None:
         batches=(Batch(batch_id=0, members=members, split=True),),
     )
     lines = render_text(report, color=False).splitlines()
-    assert (
-        "  Batch 1 · 10 sites (split): f0 → f1 → f2 → f3 → f4 → f5 "
-        "→ f6 → f7 → … (+2)"
-    ) in lines
+    assert ("  Batch 1 · 10 sites (split): f0 → f1 → f2 → f3 → f4 → f5 → f6 → f7 → … (+2)") in lines
 
 
 def test_no_ansi_without_colour(reports: Reports) -> None:

@@ -110,9 +110,10 @@ def test_no_authorization_header_without_a_key(
 ) -> None:
     monkeypatch.delenv("IMPACT_TEST_LLM_KEY", raising=False)
     endpoint.reply("ok")
-    assert HttpCompletionClient(endpoint.settings()).complete(
-        MESSAGES, temperature=0.0, max_tokens=8
-    ) == "ok"
+    assert (
+        HttpCompletionClient(endpoint.settings()).complete(MESSAGES, temperature=0.0, max_tokens=8)
+        == "ok"
+    )
     assert "Authorization" not in endpoint.requests[0].headers
     endpoint.requests.clear()
     # No variable named at all: no header either, whatever the environment holds.
