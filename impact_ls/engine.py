@@ -95,8 +95,6 @@ class Engine:
             engine.build(progress=progress)
         return engine
 
-    # ------------------------------------------------------------------ state
-
     @property
     def ready(self) -> bool:
         """False while the graph is still being indexed."""
@@ -158,8 +156,6 @@ class Engine:
             if self._history is not None and self.repo is not None:
                 self._history = self._history.refresh(self.repo)
         return changed
-
-    # ------------------------------------------------------------------ analysis
 
     def history(self) -> CoChangeIndex:
         """The co-change index, built on first use and cached per HEAD."""

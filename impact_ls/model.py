@@ -34,9 +34,6 @@ QualName = NewType("QualName", str)
 TestId = NewType("TestId", str)
 
 
-# --------------------------------------------------------------------------- graph
-
-
 class NodeKind(StrEnum):
     MODULE = "module"
     CLASS = "class"
@@ -180,9 +177,6 @@ class DynamicRef:
             DynamicKind.MODULE_GETATTR: "module-level __getattr__ may serve any name",
             DynamicKind.STRING_LITERAL: f"string literal {self.name!r} names a definition",
         }[self.kind]
-
-
-# --------------------------------------------------------------------------- analysis
 
 
 class ChangeType(StrEnum):

@@ -71,9 +71,6 @@ class CompletionClient(Protocol):
         ...
 
 
-# --------------------------------------------------------------------------- prompt
-
-
 def _header_end(text: str) -> int:
     """Index just past the colon that closes a ``def``/``class`` header, or -1 if none."""
     depth = 0
@@ -217,9 +214,6 @@ def build_prompt(
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
 
 
-# --------------------------------------------------------------------------- reply
-
-
 def parse_reply(text: str, *, allowed: Collection[str]) -> NextEdits | None:
     """Parse the model's JSON reply; ``None`` unless well formed and naming only map entities."""
     body = text.strip()
@@ -249,9 +243,6 @@ def parse_reply(text: str, *, allowed: Collection[str]) -> NextEdits | None:
     if not items:
         return None
     return NextEdits(items=tuple(items[: config.LLM_MAX_ENTITIES]), source=SOURCE_LLM)
-
-
-# --------------------------------------------------------------------------- decision
 
 
 def _batch_order(triage: Triage, batches: Sequence[Batch]) -> tuple[NextEdit, ...]:

@@ -44,8 +44,6 @@ class CodeGraph:
         self._getattr_by_file: dict[str, list[DynamicRef]] = {}
         self.confirmer = confirmer
 
-    # ------------------------------------------------------------------ building
-
     @classmethod
     def of(
         cls,
@@ -135,8 +133,6 @@ class CodeGraph:
                 if not bucket:
                     del index[key]
 
-    # ------------------------------------------------------------------ lookup
-
     def node(self, qid: str) -> Node | None:
         """The node with this qualname, if the current text defines it."""
         return self._nodes.get(QualName(qid))
@@ -182,8 +178,6 @@ class CodeGraph:
         """Every node whose last dotted component is ``name``, sorted by id."""
         return sorted((self._nodes[q] for q in self._by_name.get(name, ())), key=lambda n: n.id)
 
-    # ------------------------------------------------------------------ direction
-
     def dependents(
         self, target: str, *, kinds: Iterable[EdgeKind] | None = None, confirmed: bool = False
     ) -> list[Edge]:
@@ -223,8 +217,6 @@ class CodeGraph:
         if confirmed and self.confirmer is not None:
             out = [e for e in out if not e.name_matched or self.confirmer(e) is not False]
         return sorted(out, key=_edge_key)
-
-    # ------------------------------------------------------------------ typed queries
 
     def callers_of(self, qid: str, *, confirmed: bool = False) -> list[Edge]:
         """Call edges into a function or method."""

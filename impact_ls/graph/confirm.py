@@ -96,8 +96,6 @@ class JediConfirmer:
         if executor is not None:
             executor.shutdown(wait=False, cancel_futures=True)
 
-    # ------------------------------------------------------------------ jedi
-
     def _decide(self, edge: Edge, text: str) -> bool | None:
         import jedi  # type: ignore[import-untyped]  # slow to import; only when first needed
 

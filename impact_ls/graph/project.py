@@ -147,8 +147,6 @@ class ProjectIndex:
         index.build(progress=progress, jobs=jobs)
         return index
 
-    # ------------------------------------------------------------------ state
-
     @property
     def graph(self) -> CodeGraph:
         """The current graph (empty until the first build finishes)."""
@@ -211,8 +209,6 @@ class ProjectIndex:
         """The dotted module name of a file of this project."""
         rel = self.relpath(file) or Path(file).as_posix()
         return module_for(rel, self._roots)[0]
-
-    # ------------------------------------------------------------------ building
 
     def build(self, *, progress: Progress | None = None, jobs: int = 0) -> IndexStats:
         """(Re)build the graph from disk through the cache; return what it cost.
@@ -377,8 +373,6 @@ class ProjectIndex:
         sink.finish()
         self._worker_cpu_s += sum(worker_cpu.values())
         return sink.facts, sink.bad, workers
-
-    # ------------------------------------------------------------------ patching
 
     def update(self, path: str | Path, text: str) -> None:
         """Re-extract one file from ``text`` (an editor buffer); re-resolve what depends on it."""

@@ -149,9 +149,6 @@ def report_to_json(report: Report) -> str:
     return json.dumps(report_to_dict(report), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
-# --------------------------------------------------------------------------- reading back
-
-
 def _entry_from(d: dict[str, Any], bucket: Bucket) -> TriageEntry:
     (line, col), (end_line, end_col) = d["range"]
     return TriageEntry(

@@ -50,9 +50,6 @@ LOGIN_BEFORE = (_p("self"), _p("user"))
 LOGIN_AFTER = (_p("self"), _p("user"), _p("mfa_code"))
 
 
-# ----------------------------------------------------------------------------- method-signature
-
-
 def test_added_required_param_is_a_missing_argument_at_a_bound_call() -> None:
     change = _sig(LOGIN_BEFORE, LOGIN_AFTER)
     breaks = find_breaks(change, args=ArgShape(positional=1), relation=Relation.CALLED_BY)
@@ -147,9 +144,6 @@ def test_body_add_and_incomplete_changes_never_break_a_site() -> None:
         assert find_breaks(change, args=args, relation=Relation.CALLERS) == ()
 
 
-# ----------------------------------------------------------------------------- other change types
-
-
 def test_any_reference_to_a_deleted_symbol_breaks() -> None:
     change = _change(
         ChangeType.DELETE, entity="pkg.auth.helper", removed_names=("pkg.auth.helper",)
@@ -241,9 +235,6 @@ def test_site_importing_a_removed_name_breaks() -> None:
 def test_import_change_that_removed_nothing_breaks_nothing() -> None:
     change = _change(ChangeType.IMPORT, entity="pkg.views")
     assert find_breaks(change, args=None, relation=Relation.IMPORTED_BY) == ()
-
-
-# ----------------------------------------------------------------------------- bind_arguments
 
 
 @pytest.mark.parametrize(

@@ -63,9 +63,6 @@ def _kinds(changes: tuple[Change, ...]) -> list[tuple[str, str, tuple[int, int]]
     return [(c.change_type.value, c.entity, c.line_range) for c in changes]
 
 
-# ----------------------------------------------------------------------------- one change per type
-
-
 def test_param_list_change_is_method_signature_not_method_body() -> None:
     after = _edit("def login(self, user):", "def login(self, user, mfa_code):")
     assert _classify(after) == (
@@ -452,9 +449,6 @@ def test_class_docstring_and_module_level_statements_default_to_method_body() ->
     ]
 
 
-# ----------------------------------------------------------------------------- incomplete text
-
-
 def test_half_typed_signature_is_incomplete_and_other_changes_still_classified() -> None:
     after = _edit("def login(self, user):", "def login(self, user,")
     after = _edit("TIMEOUT = 30", "TIMEOUT = 60", after)
@@ -508,9 +502,6 @@ def test_match_statement_is_valid_code_not_incomplete() -> None:
     )
 
 
-# ----------------------------------------------------------------------------- caps
-
-
 def test_at_most_max_changes_and_the_rest_fold_into_the_nearest_same_type() -> None:
     before = "".join(f"C{i} = {i}\n" for i in range(70))
     after = "".join(f"C{i} = {i + 1}\n" for i in range(70))
@@ -544,9 +535,6 @@ def test_output_is_sorted_and_deterministic() -> None:
     assert first == _classify(after)
     keys = [(c.file, c.line_range, c.entity) for c in first]
     assert keys == sorted(keys)
-
-
-# ----------------------------------------------------------------------------- escape gate
 
 
 def _body(before_body: str, after_body: str, sig: str = "def f(self, p, items):") -> Change:
@@ -628,9 +616,6 @@ def test_escape_is_set_only_on_method_body_changes() -> None:
     after = _edit("def login(self, user):", "def login(self, user, mfa_code):")
     (change,) = _classify(after)
     assert (change.escapes, change.escape_reason) == (True, "")
-
-
-# ----------------------------------------------------------------------------- no LLM
 
 
 def test_classifier_never_touches_the_llm_client() -> None:

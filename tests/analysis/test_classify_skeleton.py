@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 
 from impact_ls.analysis.classify import classify_changes
-from impact_ls.analysis.definitions import skeleton as _skeleton
+from impact_ls.analysis.classify._outline import skeleton as _skeleton
 from impact_ls.model import ChangeType
 
 BASE = '''\
@@ -131,7 +131,7 @@ class A:
 
 
 def test_all_definitions_finds_what_ast_walk_finds_in_the_same_order() -> None:
-    from impact_ls.analysis.definitions import _all_definitions
+    from impact_ls.analysis.classify._outline import _all_definitions
 
     stmt = ast.parse(NESTED).body[0]
     walked = [

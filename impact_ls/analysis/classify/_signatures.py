@@ -1,6 +1,6 @@
 """Read a definition's signature and say in one line how it changed.
 
-A helper of ``classify.py``, private to ``impact_ls.analysis``. ``signature`` renders a
+Private to ``analysis/classify/``; used by ``_ladder.py``. ``signature`` renders a
 function's or class's header from ``ast`` (from parso's tokens when ``ast`` cannot read it) with
 a comparison key and its parameters; ``generated_init`` is the ``__init__`` a dataclass-style
 decorator writes; ``signature_what``, ``params_what`` and ``class_what`` are the ``what`` texts.
@@ -12,7 +12,7 @@ import ast
 import logging
 from dataclasses import dataclass
 
-from impact_ls.analysis.definitions import Def, Facts, ast_of, compact, norm
+from impact_ls.analysis.classify._outline import Definition, Outline, ast_of, compact, norm
 from impact_ls.model import Param, ParamKind
 
 logger = logging.getLogger(__name__)
@@ -58,11 +58,11 @@ class Signature:
     node: ast.AST | None
 
 
-def signature(facts: Facts, definition: Def) -> Signature:
+def signature(outline: Outline, definition: Definition) -> Signature:
     """The rendered header of a definition, its comparison key and its parameters."""
     decorators = tuple(compact(d) for d in definition.decorators)
     decorator_norms = tuple(norm(d) for d in definition.decorators)
-    node = ast_of(facts, definition)
+    node = ast_of(outline, definition)
     if definition.kind == "class":
         return _class_signature(definition, node, decorators, decorator_norms)
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -98,7 +98,10 @@ def signature(facts: Facts, definition: Def) -> Signature:
 
 
 def _class_signature(
-    definition: Def, node: ast.AST | None, decorators: tuple[str, ...], norms: tuple[str, ...]
+    definition: Definition,
+    node: ast.AST | None,
+    decorators: tuple[str, ...],
+    norms: tuple[str, ...],
 ) -> Signature:
     if isinstance(node, ast.ClassDef):
         args = [ast.unparse(b) for b in node.bases] + [ast.unparse(k) for k in node.keywords]
@@ -248,15 +251,15 @@ def _flag(call: ast.Call, name: str) -> bool | None:
     return None
 
 
-def generated_init(facts: Facts, cls: Def) -> Signature | None:
+def generated_init(outline: Outline, cls: Definition) -> Signature | None:
     """The ``__init__`` a dataclass-style decorator writes from the class's own fields.
 
     Only for a class without bases (inherited fields would come first and are not visible here)
     and without its own ``__init__``.
     """
-    if cls.kind != "class" or ("def", cls.inner, "__init__", 0) in facts.defs:
+    if cls.kind != "class" or ("def", cls.inner, "__init__", 0) in outline.defs:
         return None
-    node = ast_of(facts, cls)
+    node = ast_of(outline, cls)
     if not isinstance(node, ast.ClassDef) or node.bases:
         return None
     decorator = next(

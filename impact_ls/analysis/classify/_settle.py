@@ -1,10 +1,10 @@
 """Put the diff hunks a parse error points at back to their baseline text until it parses.
 
-A helper of ``classify.py``, private to ``impact_ls.analysis``. The edit is diffed line by line
+Private to ``analysis/classify/``; used by ``_ladder.py``. The edit is diffed line by line
 (``opcodes``); ``settle`` reverts, one round at a time, the hunks that the parse errors point at,
 and keeps the maps from the settled ("patched") text back to the current and baseline lines
 (``LineMap``). ``check`` parses a text with ``ast`` and lists its error lines. Each reverted hunk
-becomes one ``incomplete`` change in ``classify.py``.
+becomes one ``incomplete`` change in ``_ladder.py``.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def parso(text: str) -> Any:
 
 
 def check(text: str, *, thorough: bool = True) -> Check:
-    """Parse with ``ast``; if that fails (and ``thorough``), add the error lines parso finds."""
+    """Parsed with ``ast``; if that fails (and ``thorough``), add the error lines parso finds."""
     try:
         tree: ast.Module = parse_quietly(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:

@@ -1,8 +1,8 @@
 """Collect a text's definitions, fields, imports and other statements, keyed for matching.
 
-A helper of ``classify.py``, private to ``impact_ls.analysis``. parso reads each text; when
+Private to ``analysis/classify/``; used by ``_ladder.py``. parso reads each text; when
 ``ast`` parses it, only the top-level statements the edit touches, with the bodies of untouched
-leaf functions hollowed out (``touched_statements``, ``skeleton``). ``extract`` keys every
+leaf functions hollowed out (``touched_statements``, ``skeleton``). ``outline_of`` keys every
 definition by (kind, enclosing path, name, occurrence) so that the baseline and the current one
 can be matched, and ``ast_of`` finds the ``ast`` node of a parso definition.
 """
@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from impact_ls.analysis.settle import Check, Settled, hunk_lines, parso
+from impact_ls.analysis.classify._settle import Check, Settled, hunk_lines, parso
 from impact_ls.graph.extract import parse_quietly
 
 logger = logging.getLogger(__name__)
@@ -28,17 +28,17 @@ _COMPOUND = frozenset({"if_stmt", "while_stmt", "for_stmt", "try_stmt", "with_st
 _SKIP_LEAVES = frozenset({"newline", "endmarker"})
 
 
-DefKey = tuple[str, tuple[str, ...], str, int]
+DefinitionKey = tuple[str, tuple[str, ...], str, int]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Parse:
+class Parsed:
     module: Any  # parso Module (of the text, or of its touched statements only)
     tree: ast.Module | None  # of the whole text
     errors: tuple[int, ...]
 
     @classmethod
-    def of(cls, source: str, check: Check) -> Parse:
+    def of(cls, source: str, check: Check) -> Parsed:
         return cls(module=parso(source), tree=check.tree, errors=check.errors)
 
 
@@ -247,7 +247,7 @@ def _bare_body(
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Def:
+class Definition:
     kind: str  # "def" | "class"
     path: tuple[str, ...]
     name: str
@@ -261,7 +261,7 @@ class Def:
     col: int
 
     @property
-    def key(self) -> DefKey:
+    def key(self) -> DefinitionKey:
         return (self.kind, self.path, self.name, self.occurrence)
 
     @property
@@ -283,7 +283,7 @@ class Def:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Stmt:
+class Statement:
     node: Any
     norm: str
     start: int
@@ -293,32 +293,34 @@ class Stmt:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Import:
-    stmt: Stmt
+    stmt: Statement
     pairs: tuple[tuple[str, str], ...]  # (bound name, qualname it points at)
 
 
 @dataclass(slots=True)
-class Facts:
+class Outline:
     """Everything one text defines, keyed for matching against the other text."""
 
-    parse: Parse
-    defs: dict[DefKey, Def] = field(default_factory=dict)
-    fields: dict[tuple[tuple[str, ...], str], list[Stmt]] = field(
+    parse: Parsed
+    defs: dict[DefinitionKey, Definition] = field(default_factory=dict)
+    fields: dict[tuple[tuple[str, ...], str], list[Statement]] = field(
         default_factory=lambda: defaultdict(list)
     )
     imports: dict[tuple[str, ...], list[_Import]] = field(default_factory=lambda: defaultdict(list))
-    residual: dict[tuple[str, ...], list[Stmt]] = field(default_factory=lambda: defaultdict(list))
+    residual: dict[tuple[str, ...], list[Statement]] = field(
+        default_factory=lambda: defaultdict(list)
+    )
     scopes: set[tuple[str, ...]] = field(default_factory=lambda: {()})
     ast_defs: dict[tuple[int, str], ast.AST] = field(default_factory=dict)
     ast_walked: set[int] = field(default_factory=set)
     counts: Counter[tuple[str, tuple[str, ...], str]] = field(default_factory=Counter)
 
 
-def extract(parsed: Parse, package: str) -> Facts:
+def outline_of(parsed: Parsed, package: str) -> Outline:
     """Everything the parsed text defines, binds and imports, keyed for matching."""
-    facts = Facts(parse=parsed)
-    _scan(facts, parsed.module.children, (), "module", package)
-    return facts
+    outline = Outline(parse=parsed)
+    _scan(outline, parsed.module.children, (), "module", package)
+    return outline
 
 
 def statements(children: Iterable[Any]) -> Iterator[tuple[str, Any]]:
@@ -360,23 +362,23 @@ def _header_norm(node: Any) -> str:
 
 
 def _scan(
-    facts: Facts, children: Iterable[Any], path: tuple[str, ...], mode: str, package: str
+    outline: Outline, children: Iterable[Any], path: tuple[str, ...], mode: str, package: str
 ) -> None:
     for kind, node in statements(children):
         if kind == "def":
-            _scan_def(facts, node, path, mode, package)
+            _scan_def(outline, node, path, mode, package)
         elif mode == "function":
             continue  # a function body is compared through ast; only nested defs matter here
         elif kind == "header":
             line = node.start_pos[0]
-            facts.residual[path].append(
-                Stmt(node=node, norm=_header_norm(node), start=line, end=line)
+            outline.residual[path].append(
+                Statement(node=node, norm=_header_norm(node), start=line, end=line)
             )
         else:
-            _scan_small(facts, node, path, package)
+            _scan_small(outline, node, path, package)
 
 
-def _scan_def(facts: Facts, node: Any, path: tuple[str, ...], mode: str, package: str) -> None:
+def _scan_def(outline: Outline, node: Any, path: tuple[str, ...], mode: str, package: str) -> None:
     start = node.start_pos[0]
     col = node.start_pos[1]
     decorators: tuple[Any, ...] = ()
@@ -397,13 +399,13 @@ def _scan_def(facts: Facts, node: Any, path: tuple[str, ...], mode: str, package
         or len(core.children) < 2
         or core.children[1].type != "name"
     ):
-        facts.residual[path].append(_stmt(node))
+        outline.residual[path].append(_stmt(node))
         return
     kind = "class" if core.type == "classdef" else "def"
     name = core.children[1].value
-    occurrence = facts.counts[(kind, path, name)]
-    facts.counts[(kind, path, name)] += 1
-    definition = Def(
+    occurrence = outline.counts[(kind, path, name)]
+    outline.counts[(kind, path, name)] += 1
+    definition = Definition(
         kind=kind,
         path=path,
         name=name,
@@ -416,15 +418,15 @@ def _scan_def(facts: Facts, node: Any, path: tuple[str, ...], mode: str, package
         end=_end_line(node),
         col=col,
     )
-    facts.defs[definition.key] = definition
+    outline.defs[definition.key] = definition
     inner = definition.inner
     if kind == "class":
-        facts.scopes.add(inner)
-    _scan(facts, bodies(core), inner, "class" if kind == "class" else "function", package)
+        outline.scopes.add(inner)
+    _scan(outline, bodies(core), inner, "class" if kind == "class" else "function", package)
 
 
-def _stmt(node: Any) -> Stmt:
-    return Stmt(
+def _stmt(node: Any) -> Statement:
+    return Statement(
         node=node,
         norm=norm(node),
         start=node.start_pos[0],
@@ -434,20 +436,20 @@ def _stmt(node: Any) -> Stmt:
     )
 
 
-def _scan_small(facts: Facts, node: Any, path: tuple[str, ...], package: str) -> None:
+def _scan_small(outline: Outline, node: Any, path: tuple[str, ...], package: str) -> None:
     stmt = _stmt(node)
     if node.type in ("import_name", "import_from"):
         pairs = _import_pairs(node, package)
         if pairs is not None:
-            facts.imports[path].append(_Import(stmt=stmt, pairs=pairs))
+            outline.imports[path].append(_Import(stmt=stmt, pairs=pairs))
             return
     elif node.type == "expr_stmt":
         names = _assigned_names(node)
         if names:
             for name in names:
-                facts.fields[(path, name)].append(stmt)
+                outline.fields[(path, name)].append(stmt)
             return
-    facts.residual[path].append(stmt)
+    outline.residual[path].append(stmt)
 
 
 def _assigned_names(stmt: Any) -> list[str] | None:
@@ -527,10 +529,10 @@ def _decorator_name(decorator: Any) -> str:
     return "".join(text.split("(", 1)[0].split())
 
 
-def ast_of(facts: Facts, definition: Def) -> ast.AST | None:
+def ast_of(outline: Outline, definition: Definition) -> ast.AST | None:
     """The ``ast`` node of a parso definition, or None when ``ast`` cannot read it."""
     name_line = definition.core.children[1].start_pos[0]
-    node = _ast_def(facts, name_line, definition.name)
+    node = _ast_def(outline, name_line, definition.name)
     if node is not None:
         return node
     # the file as a whole does not parse (a broken baseline): try the definition on its own
@@ -551,20 +553,20 @@ def ast_of(facts: Facts, definition: Def) -> ast.AST | None:
     return body if isinstance(body, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else None
 
 
-def _ast_def(facts: Facts, line: int, name: str) -> ast.AST | None:
+def _ast_def(outline: Outline, line: int, name: str) -> ast.AST | None:
     """The ``ast`` definition named ``name`` on ``line``; top-level statements indexed lazily."""
-    tree = facts.parse.tree
+    tree = outline.parse.tree
     if tree is None:
         return None
     starts = [stmt.lineno for stmt in tree.body]
     index = bisect.bisect_right(starts, line) - 1
     # a decorated definition starts before its ``def`` line, so look one statement further too
     for candidate in (index, index + 1):
-        if 0 <= candidate < len(tree.body) and candidate not in facts.ast_walked:
-            facts.ast_walked.add(candidate)
+        if 0 <= candidate < len(tree.body) and candidate not in outline.ast_walked:
+            outline.ast_walked.add(candidate)
             for node in _all_definitions(tree.body[candidate]):
-                facts.ast_defs[(node.lineno, node.name)] = node
-    return facts.ast_defs.get((line, name))
+                outline.ast_defs[(node.lineno, node.name)] = node
+    return outline.ast_defs.get((line, name))
 
 
 def _all_definitions(

@@ -1,23 +1,6 @@
-"""Classify the edit between a file's baseline and current text into atomic changes (spec §3.1).
+"""The precedence ladder: match baseline and current definitions, one atomic change each.
 
-Contract: ``classify_changes(file=, module=, before=, after=)`` → ``tuple[Change, ...]``.
-
-- Both texts are parsed with parso, which tolerates broken code. Definitions are matched by
-  (kind, enclosing path, name, occurrence); every changed node yields one atomic change by the
-  precedence ladder delete → add → class-decl → constructor → method-signature → method-body →
-  import → field → method-body (default). Parameters and body statements are read from ``ast``;
-  the method-body escape gate lives in ``escape.py``.
-  Helpers: ``settle.py`` (diff hunks put back until the text parses), ``definitions.py``
-  (definition collection and matching), ``signatures.py`` (signatures and their ``what`` texts).
-- Text that does not parse yet: the diff hunks the parse errors point at are put back to their
-  baseline text until the file parses; each such region becomes one ``incomplete`` change for its
-  enclosing definition (or the module) and the rest of the file is classified normally.
-- ``line_range`` is 1-based and inclusive, in the current text (in the baseline text for
-  ``delete`` and for a removed field). ``entity`` is ``module`` plus the dotted path, at most
-  ``MAX_ENTITY_CHARS`` characters.
-- At most ``max_changes`` changes; the rest are folded into the line range of the nearest change
-  of the same type. Sorted by (file, line_range, entity, change_type).
-- Pure: no file, network, clock or LLM access (spec §8.7: classification is deterministic).
+The contract is in the package docstring (``analysis/classify/__init__.py``).
 """
 
 from __future__ import annotations
@@ -30,23 +13,23 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from impact_ls import config
-from impact_ls.analysis.definitions import (
-    Def,
-    DefKey,
-    Facts,
-    Parse,
-    Stmt,
+from impact_ls.analysis.classify._escape import DOCSTRING_ONLY, FunctionNode, compare_bodies
+from impact_ls.analysis.classify._outline import (
+    Definition,
+    DefinitionKey,
+    Outline,
+    Parsed,
+    Statement,
     bodies,
     compact,
-    extract,
     norm,
+    outline_of,
     package_of,
     skeleton,
     statements,
     touched_statements,
 )
-from impact_ls.analysis.escape import DOCSTRING_ONLY, FunctionNode, compare_bodies
-from impact_ls.analysis.settle import (
+from impact_ls.analysis.classify._settle import (
     Hunk,
     LineMap,
     Settled,
@@ -56,7 +39,7 @@ from impact_ls.analysis.settle import (
     settle,
     split_lines,
 )
-from impact_ls.analysis.signatures import (
+from impact_ls.analysis.classify._signatures import (
     SIG_CHARS,
     WHAT_CHARS,
     class_what,
@@ -71,9 +54,6 @@ from impact_ls.model import Change, ChangeType, Param, QualName
 logger = logging.getLogger(__name__)
 
 _UNPARSED_BODY = "body does not parse as Python; assuming it escapes"
-
-
-# ============================================================================ public
 
 
 def classify_changes(
@@ -106,8 +86,8 @@ def classify_changes(
         before_source = skeleton(before_lines, keep_before, before_check.tree, old_touched)
         patched_source = skeleton(patched_lines, keep_patched, settled.check.tree, new_touched)
         texts = (before_lines, patched_lines)
-    old = extract(Parse.of(before_source, before_check), package)
-    new = extract(Parse.of(patched_source, settled.check), package)
+    old = outline_of(Parsed.of(before_source, before_check), package)
+    new = outline_of(Parsed.of(patched_source, settled.check), package)
     ctx = _Context(file=file, module=module, old=old, new=new, lines=lines, texts=texts)
     changes = [
         *_compare_defs(ctx),
@@ -134,8 +114,8 @@ def classify_changes(
 class _Context:
     file: str
     module: str
-    old: Facts
-    new: Facts
+    old: Outline
+    new: Outline
     lines: LineMap
     # The baseline and patched lines, when both texts parse with ``ast`` (else None).
     texts: tuple[list[str], list[str]] | None = None
@@ -147,12 +127,12 @@ class _Context:
         return Change(file=self.file, **values)
 
 
-def _tainted(facts: Facts) -> tuple[set[DefKey], set[tuple[str, ...]]]:
+def _tainted(outline: Outline) -> tuple[set[DefinitionKey], set[tuple[str, ...]]]:
     """Definitions and scopes that hold a syntax error the settling could not remove."""
-    keys: set[DefKey] = set()
+    keys: set[DefinitionKey] = set()
     scopes: set[tuple[str, ...]] = set()
-    for line in facts.parse.errors:
-        holders = [d for d in facts.defs.values() if d.start <= line <= d.end]
+    for line in outline.parse.errors:
+        holders = [d for d in outline.defs.values() if d.start <= line <= d.end]
         if holders:
             innermost = max(holders, key=lambda d: (len(d.path), d.start))
             keys.add(innermost.key)
@@ -196,7 +176,7 @@ def _compare_defs(ctx: _Context) -> Iterator[Change]:
             yield from _modified(ctx, before, after)
 
 
-def _same_source(ctx: _Context, before: Def, after: Def) -> bool:
+def _same_source(ctx: _Context, before: Definition, after: Definition) -> bool:
     """Whether both definitions span the very same lines of source (decorators included)."""
     if ctx.texts is None:
         return False  # a text that does not parse reads definitions another way; compare them
@@ -206,13 +186,13 @@ def _same_source(ctx: _Context, before: Def, after: Def) -> bool:
     return old_lines[before.start - 1 : before.end] == new_lines[after.start - 1 : after.end]
 
 
-def _noun(definition: Def) -> str:
+def _noun(definition: Definition) -> str:
     if definition.kind == "class":
         return "class"
     return "method" if definition.in_class else "function"
 
 
-def _added(ctx: _Context, definition: Def) -> Change:
+def _added(ctx: _Context, definition: Definition) -> Change:
     sig = signature(ctx.new, definition)
     return ctx.change(
         change_type=ChangeType.ADD,
@@ -225,7 +205,7 @@ def _added(ctx: _Context, definition: Def) -> Change:
     )
 
 
-def _deleted(ctx: _Context, definition: Def) -> Change:
+def _deleted(ctx: _Context, definition: Definition) -> Change:
     sig = signature(ctx.old, definition)
     entity = ctx.qual(definition.inner)
     return ctx.change(
@@ -240,11 +220,11 @@ def _deleted(ctx: _Context, definition: Def) -> Change:
     )
 
 
-def _binds(definition: Def) -> bool:
+def _binds(definition: Definition) -> bool:
     return definition.kind == "def" and definition.in_class and not definition.is_static
 
 
-def _incomplete_def(ctx: _Context, definition: Def) -> Change:
+def _incomplete_def(ctx: _Context, definition: Definition) -> Change:
     return ctx.change(
         change_type=ChangeType.INCOMPLETE,
         entity=ctx.qual(definition.inner),
@@ -253,15 +233,17 @@ def _incomplete_def(ctx: _Context, definition: Def) -> Change:
     )
 
 
-def _init_params(facts: Facts, cls: Def) -> tuple[Param, ...] | None:
-    init = facts.defs.get(("def", cls.inner, "__init__", 0))
+def _init_params(outline: Outline, cls: Definition) -> tuple[Param, ...] | None:
+    init = outline.defs.get(("def", cls.inner, "__init__", 0))
     if init is not None:
-        return signature(facts, init).params
-    generated = generated_init(facts, cls)
+        return signature(outline, init).params
+    generated = generated_init(outline, cls)
     return generated.params if generated is not None else None
 
 
-def _generated_init_change(ctx: _Context, before: Def, after: Def) -> Iterator[Change]:
+def _generated_init_change(
+    ctx: _Context, before: Definition, after: Definition
+) -> Iterator[Change]:
     """A dataclass whose fields changed has a new generated ``__init__``: a constructor change."""
     old_init = generated_init(ctx.old, before)
     new_init = generated_init(ctx.new, after)
@@ -285,7 +267,7 @@ def _generated_init_change(ctx: _Context, before: Def, after: Def) -> Iterator[C
     )
 
 
-def _modified(ctx: _Context, before: Def, after: Def) -> Iterator[Change]:
+def _modified(ctx: _Context, before: Definition, after: Definition) -> Iterator[Change]:
     old_sig = signature(ctx.old, before)
     new_sig = signature(ctx.new, after)
     entity = ctx.qual(after.inner)
@@ -335,7 +317,7 @@ def _modified(ctx: _Context, before: Def, after: Def) -> Iterator[Change]:
 
 
 def _body_change(
-    before: Def, after: Def, old_node: ast.AST | None, new_node: ast.AST | None
+    before: Definition, after: Definition, old_node: ast.AST | None, new_node: ast.AST | None
 ) -> tuple[bool, bool, str]:
     if isinstance(old_node, FunctionNode) and isinstance(new_node, FunctionNode):
         diff = compare_bodies(before=old_node, after=new_node)
@@ -345,18 +327,15 @@ def _body_change(
     return True, True, _UNPARSED_BODY
 
 
-def _body_norm(definition: Def) -> tuple[str, ...]:
+def _body_norm(definition: Definition) -> tuple[str, ...]:
     return tuple(norm(node) for kind, node in statements(bodies(definition.core)) if kind != "def")
 
 
-# ---------------------------------------------------------------------------- fields
-
-
-def _field_sig(stmts: list[Stmt]) -> str:
+def _field_sig(stmts: list[Statement]) -> str:
     return clip(compact(stmts[-1].node), SIG_CHARS) if stmts else ""
 
 
-def _field_parts(stmt: Stmt) -> tuple[str, str]:
+def _field_parts(stmt: Statement) -> tuple[str, str]:
     """(annotation, value) of an assignment statement, normalised."""
     children = stmt.node.children
     if len(children) > 1 and children[1].type == "annassign":
@@ -413,9 +392,9 @@ def _compare_fields(ctx: _Context) -> Iterator[Change]:
             )
 
 
-def _changed_stmts(left: list[Stmt], right: list[Stmt]) -> list[Stmt]:
+def _changed_stmts(left: list[Statement], right: list[Statement]) -> list[Statement]:
     remaining = Counter(s.norm for s in right)
-    out: list[Stmt] = []
+    out: list[Statement] = []
     for stmt in left:
         if remaining[stmt.norm] > 0:
             remaining[stmt.norm] -= 1
@@ -436,13 +415,10 @@ def _scope_exists(ctx: _Context, path: tuple[str, ...]) -> bool:
     return path in ctx.old.scopes and path in ctx.new.scopes
 
 
-# ---------------------------------------------------------------------------- imports
-
-
-def _bound_names(facts: Facts, path: tuple[str, ...]) -> set[str]:
-    names = {d.name for d in facts.defs.values() if d.path == path}
-    names.update(name for (p, name) in facts.fields if p == path)
-    for imp in facts.imports.get(path, ()):
+def _bound_names(outline: Outline, path: tuple[str, ...]) -> set[str]:
+    names = {d.name for d in outline.defs.values() if d.path == path}
+    names.update(name for (p, name) in outline.fields if p == path)
+    for imp in outline.imports.get(path, ()):
         names.update(local for local, _ in imp.pairs)
     return names
 
@@ -502,9 +478,6 @@ def _compare_imports(ctx: _Context) -> Iterator[Change]:
         )
 
 
-# ---------------------------------------------------------------------------- residual
-
-
 def _compare_residual(ctx: _Context) -> Iterator[Change]:
     old, new = ctx.old, ctx.new
     _, old_scopes = _tainted(old)
@@ -547,13 +520,12 @@ def _compare_residual(ctx: _Context) -> Iterator[Change]:
         )
 
 
-def _residual_span(ctx: _Context, added: list[Stmt], removed: list[Stmt]) -> tuple[int, int]:
+def _residual_span(
+    ctx: _Context, added: list[Statement], removed: list[Statement]
+) -> tuple[int, int]:
     if added:
         return ctx.lines.patched_range(min(s.start for s in added), max(s.end for s in added))
     return ctx.lines.before_range(min(s.start for s in removed), max(s.end for s in removed))
-
-
-# ============================================================================ incomplete
 
 
 def _incomplete_changes(ctx: _Context, settled: Settled, after_lines: list[str]) -> list[Change]:
@@ -588,7 +560,7 @@ def _incomplete_changes(ctx: _Context, settled: Settled, after_lines: list[str])
     ]
 
 
-def _holder(facts: Facts, hunk: Hunk, after_lines: list[str]) -> Def | None:
+def _holder(outline: Outline, hunk: Hunk, after_lines: list[str]) -> Definition | None:
     """The innermost definition around a reverted hunk, in the settled text's coordinates."""
     if hunk.p2 > hunk.p1:
         first, last = hunk.p1 + 1, hunk.p2
@@ -599,13 +571,10 @@ def _holder(facts: Facts, hunk: Hunk, after_lines: list[str]) -> Def | None:
         indent = len(typed[0]) - len(typed[0].lstrip()) if typed else 0
     holders = [
         d
-        for d in facts.defs.values()
+        for d in outline.defs.values()
         if d.start <= first and last <= d.end and (indent is None or d.col < indent)
     ]
     return max(holders, key=lambda d: (len(d.path), d.start)) if holders else None
-
-
-# ============================================================================ capping
 
 
 def _cap(changes: list[Change], limit: int) -> tuple[Change, ...]:

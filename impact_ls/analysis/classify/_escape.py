@@ -129,9 +129,6 @@ def _no_longer(reason: str) -> str:
     return f"no longer {reason}"
 
 
-# ----------------------------------------------------------------------------- units
-
-
 def _units(body: list[ast.stmt], context: tuple[str, ...]) -> list[_Unit]:
     out: list[_Unit] = []
     for stmt in body:
@@ -238,9 +235,6 @@ def _walk_expr(node: ast.AST) -> Iterator[ast.AST]:
                 stack.append(child)
 
 
-# ----------------------------------------------------------------------------- scope
-
-
 def _own_scope(body: list[ast.stmt]) -> Iterator[ast.AST]:
     """Every node of a function's own scope; nested definitions are yielded, not entered."""
     stack: list[ast.AST] = list(reversed(body))
@@ -306,9 +300,6 @@ def _text(node: ast.AST) -> str:
 def _visible(root: str | None, scope: _Scope) -> bool:
     """Whether an object reached from ``root`` can be seen outside this call."""
     return root is None or root in scope.params or root not in scope.locals
-
-
-# ----------------------------------------------------------------------------- direct
 
 
 def _write_reason(target: ast.AST, scope: _Scope) -> str | None:
@@ -396,9 +387,6 @@ def _direct_reason(unit: _Unit, scope: _Scope) -> str | None:
                 if reason:
                     return reason
     return None
-
-
-# ----------------------------------------------------------------------------- data flow
 
 
 def _local_names(targets: list[ast.expr], scope: _Scope) -> set[str]:
