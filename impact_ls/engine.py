@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +20,12 @@ from impact_ls.analysis.pipeline import SourceChange, analyze
 from impact_ls.cachedir import prepare_cache_dir, project_cache_dir
 from impact_ls.config import Settings, settings_from_mapping, settings_from_pyproject
 from impact_ls.errors import RevisionError
+from impact_ls.graph.confirm import JediConfirmer
 from impact_ls.graph.project import ProjectIndex
 from impact_ls.graph.workspace import read_source
 from impact_ls.history.cochange import CoChangeIndex
 from impact_ls.history.repo import GitRepo
-from impact_ls.model import CoChange, Report
+from impact_ls.model import CoChange, Node, Report
 
 logger = logging.getLogger(__name__)
 
@@ -75,7 +76,10 @@ class Engine:
         # pygit2 repositories are not thread-safe; the server calls from several threads.
         self._git_lock = threading.RLock()
         self._prefix = _repo_prefix(self.repo, self.root)
-        self.index = ProjectIndex(self.root, settings)
+        # Open buffers' texts, for jedi: it must read the call site as the user sees it.
+        self._documents: dict[str, str] = {}
+        self.confirmer = JediConfirmer(self.root, self._text_of, node_of=self._node_of)
+        self.index = self._new_index(settings)
         self._history: CoChangeIndex | None = None
         self._history_lock = threading.Lock()
 
@@ -113,8 +117,29 @@ class Engine:
             settings.exclude,
             settings.max_file_bytes,
         ):
-            self.index = ProjectIndex(self.root, settings)
+            self.index = self._new_index(settings)
             self.index.build()
+
+    def _new_index(self, settings: Settings) -> ProjectIndex:
+        confirmer = self.confirmer if settings.jedi_confirm else None
+        return ProjectIndex(self.root, settings, confirmer=confirmer)
+
+    def _text_of(self, file: str) -> str | None:
+        text = self._documents.get(file)
+        if text is None:
+            found = read_source(self.root, file, self.settings)
+            text = found if isinstance(found, str) else None
+        return text
+
+    def _node_of(self, qid: str) -> Node | None:
+        return self.index.graph.node(qid)
+
+    def confirm_pending(self, on_done: Callable[[int], object]) -> bool:
+        """Let jedi decide, in the background, the candidates the last live analysis deferred.
+
+        ``on_done(verdicts)`` runs on the jedi thread when it is done; False: nothing deferred.
+        """
+        return self.confirmer.confirm_pending(on_done)
 
     def head(self) -> str | None:
         """The HEAD commit, or None without git or commits."""
@@ -139,10 +164,12 @@ class Engine:
 
     def set_document(self, file: str, text: str) -> None:
         """Let an open buffer's text stand for ``file`` in the graph."""
+        self._documents[file] = text
         self.index.update(file, text)
 
     def close_document(self, file: str) -> None:
         """Return ``file`` to its text on disk (or drop it if it is gone)."""
+        self._documents.pop(file, None)
         text = read_source(self.root, file, self.settings)
         if isinstance(text, str):
             self.index.update(file, text)
@@ -192,8 +219,13 @@ class Engine:
         *,
         base: str = "HEAD",
         llm: CompletionClient | None = None,
+        live: bool = False,
     ) -> Report:
-        """The blast radius of ``edits`` (baseline vs current text) against the current graph."""
+        """The blast radius of ``edits`` (baseline vs current text) against the current graph.
+
+        ``live`` (the editor, per keystroke): jedi answers only from its cache and queues the
+        rest for ``confirm_pending``; otherwise it may spend ``jedi_budget_s`` on this analysis.
+        """
         history = self.history()
         before = self._base_time(base)
         with self._git_lock:
@@ -230,7 +262,8 @@ class Engine:
             notes.append("indexing in progress: the graph is partial")
         if before is None and self.repo is not None:
             notes.append(f"no commit at {base}: no co-change history")
-        with self.index.lock:
+        jedi_budget = 0.0 if live else self.settings.jedi_budget_s
+        with self.index.lock, self.confirmer.budget(jedi_budget) as jedi:
             report, test_map = analyze(
                 graph=self.index.graph,
                 sources=sources,
@@ -242,6 +275,9 @@ class Engine:
                 notes=tuple(notes),
             )
         self._write_test_map(test_map)
+        if jedi.asked:
+            notes = sorted({*report.audit.notes, jedi.note()})
+            report = replace(report, audit=replace(report.audit, notes=tuple(notes)))
         return report
 
     def _base_time(self, base: str) -> int | None:

@@ -10,14 +10,16 @@ Edges may target qualnames that are not nodes (a field ``pkg.mod.Class.attr``, o
 that the current text no longer has): that is how a deleted function still finds its callers.
 
 Name-matched edges (an attribute call whose receiver type is unknown, linked to every same-named
-method) carry ``name_matched=True``; an optional ``confirmer`` (jedi, time-budgeted, cached) may
-reject them when a query asks for ``confirmed=True``.
+method) carry ``name_matched=True``; an optional ``confirmer`` (jedi, time-budgeted, cached) judges
+them when a query asks for ``confirmed=True``: a refuted edge is dropped, a confirmed one comes
+back without the mark, an undecided one stays as it is.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 
 from impact_ls.model import DynamicKind, DynamicRef, Edge, EdgeKind, Node, NodeKind, QualName
 
@@ -215,8 +217,17 @@ class CodeGraph:
         wanted = frozenset(kinds) if kinds is not None else None
         out = [e for e in edges if wanted is None or e.kind in wanted]
         if confirmed and self.confirmer is not None:
-            out = [e for e in out if not e.name_matched or self.confirmer(e) is not False]
+            out = [e for e in map(self._confirmed, out) if e is not None]
         return sorted(out, key=_edge_key)
+
+    def _confirmed(self, edge: Edge) -> Edge | None:
+        """``edge`` as the confirmer judges it: dropped if refuted, unmarked if confirmed."""
+        if not edge.name_matched or self.confirmer is None:
+            return edge
+        verdict = self.confirmer(edge)
+        if verdict is None:
+            return edge
+        return replace(edge, name_matched=False) if verdict else None
 
     def callers_of(self, qid: str, *, confirmed: bool = False) -> list[Edge]:
         """Call edges into a function or method."""

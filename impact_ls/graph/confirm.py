@@ -1,26 +1,40 @@
-"""Confirm or reject name-matched call edges with jedi, lazily, under a time budget, cached.
+"""Confirm or reject name-matched call edges with jedi, under a time budget, cached.
 
 A call like ``handler.open()`` whose receiver type static resolution cannot see is linked to
 every method named ``open`` (``Edge.name_matched``). ``JediConfirmer`` asks jedi what the
 attribute at that call site really is (``Script.goto``, then ``infer``): the target itself →
 ``True``; something else (another class's method, a stdlib method) → ``False``; nothing found,
-no text, or over budget → ``None`` (undecided: the edge stays, as a MAY).
+no text, or over budget → ``None`` (undecided: the edge stays, marked, as a MAY).
 
-It plugs into ``CodeGraph(confirmer=...)``; queries with ``confirmed=True`` call it. Answers are
-cached in an LRU (``config.JEDI_CACHE_SIZE``) keyed by the edge and the sha1 of the file's text,
-so an edit anywhere in the file invalidates them. jedi runs on one worker thread; while a call
-that blew its budget is still running, further calls answer ``None`` at once instead of queueing.
+It plugs into ``CodeGraph(confirmer=...)``: queries with ``confirmed=True`` drop refuted edges and
+unmark confirmed ones. Verdicts are cached in an LRU (``config.JEDI_CACHE_SIZE``) keyed by the
+edge and the sha1 of the file's text, so an edit anywhere in the file invalidates them.
+
+Time: jedi costs 0.1 to 0.4 s per call site on django and click (median; some take seconds), so an
+analysis cannot wait for it on every candidate. ``budget(seconds)`` opens one analysis's
+allowance: inside it a cache miss runs jedi synchronously while the allowance lasts; past it (or
+with a zero allowance, as the language server uses) the edge is answered ``None`` and queued.
+``confirm_pending(on_done)`` works through the queue on a background thread and calls
+``on_done`` with the number of verdicts it reached, so the editor can re-run the analysis.
+
+jedi runs on one daemon thread (it is not thread-safe, and a daemon never holds up the exit of
+the CLI); a call that blew its budget keeps that thread, and further calls answer ``None`` at
+once instead of queueing behind it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
+import queue
 import re
 import threading
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +47,32 @@ logger = logging.getLogger(__name__)
 
 TextLookup = Callable[[str], str | None]
 NodeLookup = Callable[[str], Node | None]
+_Job = tuple[Edge, str, "Future[bool | None]"]
+
+
+@dataclass(slots=True)
+class JediTally:
+    """What one budgeted analysis asked of jedi: verdicts by kind, and the candidates left open."""
+
+    confirmed: int = 0
+    refuted: int = 0
+    undecided: int = 0
+    deferred: int = 0  # over the allowance: queued for ``confirm_pending``
+
+    @property
+    def asked(self) -> int:
+        """Name-matched candidates looked up, cached answers included."""
+        return self.confirmed + self.refuted + self.undecided + self.deferred
+
+    def note(self) -> str:
+        """One line for the report's audit."""
+        text = (
+            f"jedi checked {self.asked} name-matched call candidates: {self.confirmed} confirmed, "
+            f"{self.refuted} refuted, {self.undecided} undecided"
+        )
+        if self.deferred:
+            text += f", {self.deferred} left for later (time budget)"
+        return text
 
 
 class JediConfirmer:
@@ -50,14 +90,18 @@ class JediConfirmer:
         self._root = Path(root).resolve()
         self._text_of = text_of
         self._node_of = node_of
-        self._budget_s = budget_s
+        self._call_budget_s = budget_s
         self._cache: cachetools.LRUCache[tuple[Edge, str], bool | None] = cachetools.LRUCache(
             maxsize=max(cache_size, 1)
         )
-        self._lock = threading.Lock()
-        self._executor: ThreadPoolExecutor | None = None
+        self._lock = threading.RLock()
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
         self._busy: Future[bool | None] | None = None
         self._project: Any = None
+        self._deadline: float | None = None
+        self._tally: JediTally | None = None
+        self._pending: dict[Edge, None] = {}
 
     def __call__(self, edge: Edge) -> bool | None:
         """``True`` if jedi resolves the call site to ``edge.target``, ``False`` if to something
@@ -67,34 +111,125 @@ class JediConfirmer:
         text = self._text_of(edge.file)
         if text is None:
             return None
-        key = (edge, hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest())
+        key = (edge, _digest(text))
         with self._lock:
             if key in self._cache:
-                return self._cache[key]
-            if self._busy is not None and not self._busy.done():
-                return None  # a previous call is still over budget: do not queue behind it
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jedi")
-            future = self._executor.submit(self._decide, edge, text)
-            self._busy = future
-        try:
-            verdict = future.result(timeout=self._budget_s)
-        except FutureTimeout:
-            logger.debug("jedi over budget (%.1fs) for %s", self._budget_s, edge.target)
-            return None
-        except Exception as exc:  # jedi's internal errors must not reach the analysis
-            logger.debug("jedi failed on %s:%d: %s", edge.file, edge.span.line, exc)
-            verdict = None
+                return self._count(self._cache[key])
+            allowance = self._allowance()
+            if allowance <= 0 or self._running_over_budget():
+                self._pending[edge] = None
+                if self._tally is not None:
+                    self._tally.deferred += 1
+                return None
+            future = self._submit(edge, text, key)
+        # A call that outlives the wait still lands in the cache when jedi finishes.
+        return self._count(self._wait(future, edge, min(allowance, self._call_budget_s)))
+
+    @contextlib.contextmanager
+    def budget(self, seconds: float) -> Iterator[JediTally]:
+        """Allow cache misses ``seconds`` of jedi in total while the block runs (one analysis)."""
+        tally = JediTally()
         with self._lock:
-            self._cache[key] = verdict
-        return verdict
+            self._deadline = time.monotonic() + max(seconds, 0.0)
+            self._tally = tally
+        try:
+            yield tally
+        finally:
+            with self._lock:
+                self._deadline = None
+                self._tally = None
+
+    def confirm_pending(self, on_done: Callable[[int], object] | None = None) -> bool:
+        """Decide the queued candidates on the jedi thread, then call ``on_done(verdicts)``.
+
+        Returns False (and does nothing) when nothing is queued.
+        """
+        with self._lock:
+            edges = list(self._pending)
+            self._pending.clear()
+        if not edges:
+            return False
+        threading.Thread(
+            target=self._confirm_all, args=(edges, on_done), name="jedi-pending", daemon=True
+        ).start()
+        return True
 
     def close(self) -> None:
-        """Stop the worker thread (pending jedi work is abandoned)."""
+        """Stop the jedi thread after its current call (queued work is abandoned)."""
         with self._lock:
-            executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
+            self._pending.clear()
+            thread, self._thread = self._thread, None
+        if thread is not None:
+            self._jobs.put(None)
+
+    def _allowance(self) -> float:
+        if self._deadline is None:
+            return self._call_budget_s
+        return self._deadline - time.monotonic()
+
+    def _running_over_budget(self) -> bool:
+        return self._busy is not None and not self._busy.done()
+
+    def _count(self, verdict: bool | None) -> bool | None:
+        if self._tally is not None:
+            if verdict is True:
+                self._tally.confirmed += 1
+            elif verdict is False:
+                self._tally.refuted += 1
+            else:
+                self._tally.undecided += 1
+        return verdict
+
+    def _submit(self, edge: Edge, text: str, key: tuple[Edge, str]) -> Future[bool | None]:
+        future: Future[bool | None] = Future()
+
+        def remember(done: Future[bool | None]) -> None:
+            with self._lock:
+                self._cache[key] = done.result()
+
+        future.add_done_callback(remember)
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._serve, name="jedi", daemon=True)
+            self._thread.start()
+        self._busy = future
+        self._jobs.put((edge, text, future))
+        return future
+
+    def _wait(self, future: Future[bool | None], edge: Edge, seconds: float) -> bool | None:
+        try:
+            return future.result(timeout=max(seconds, 0.0))
+        except FutureTimeout:
+            logger.debug("jedi over budget (%.2fs) for %s", seconds, edge.target)
+            return None
+
+    def _serve(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            edge, text, future = job
+            try:
+                future.set_result(self._decide(edge, text))
+            except Exception as exc:  # jedi's internal errors must not reach the analysis
+                logger.debug("jedi failed on %s:%d: %s", edge.file, edge.span.line, exc)
+                future.set_result(None)
+
+    def _confirm_all(self, edges: list[Edge], on_done: Callable[[int], object] | None) -> None:
+        decided = 0
+        for edge in edges:
+            text = self._text_of(edge.file)
+            if text is None:
+                continue
+            key = (edge, _digest(text))
+            with self._lock:
+                if key in self._cache:
+                    continue
+                future = self._submit(edge, text, key)
+            # No deadline here: the background thread can wait for jedi as long as it takes.
+            decided += future.result() is not None
+        logger.debug("jedi decided %d of %d pending candidates", decided, len(edges))
+        if on_done is not None:
+            on_done(decided)
 
     def _decide(self, edge: Edge, text: str) -> bool | None:
         import jedi  # type: ignore[import-untyped]  # slow to import; only when first needed
@@ -120,6 +255,10 @@ class JediConfirmer:
                 if same_file and name.line == target.span.line:
                     return True
         return False
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _member_position(text: str, edge: Edge) -> tuple[int, int] | None:

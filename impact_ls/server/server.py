@@ -306,6 +306,12 @@ class ImpactServer(LanguageServer):
         logger.debug("published %s in %.1f ms", doc.file, (time.perf_counter() - started) * 1e3)
         if cascade:
             self.reanalyze(session, skip=doc.uri)
+        if session.engine is not None:
+            # jedi's verdicts on deferred name-matched candidates refine the next analysis.
+            loop = asyncio.get_running_loop()
+            session.engine.confirm_pending(
+                lambda decided: loop.call_soon_threadsafe(self._after_jedi, session, decided)
+            )
         report = analysis.report
         if after_llm or report is None or report.stale or not report.triage.must_inspect:
             return
@@ -314,6 +320,10 @@ class ImpactServer(LanguageServer):
         if client is not None and key != doc.llm_key:
             doc.llm_key = key
             self.schedule(session, doc, delay_s=0, cascade=False, llm=client)
+
+    def _after_jedi(self, session: Session, decided: int) -> None:
+        if decided:
+            self.reanalyze(session)
 
     def reanalyze(self, session: Session, *, skip: str | None = None) -> None:
         """Re-check every open document of ``session`` now (the graph or settings changed)."""

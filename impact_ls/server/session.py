@@ -272,7 +272,7 @@ class Session:
             doc.good = None
             return Analysis(report=None, diagnostics={}, text=text)
         report = engine.analyze(
-            [FileEdit(file=doc.file, baseline=doc.baseline, current=text)], llm=llm
+            [FileEdit(file=doc.file, baseline=doc.baseline, current=text)], llm=llm, live=True
         )
         if any(c.change_type is ChangeType.INCOMPLETE for c in report.changes):
             # Keep the last good report while the region does not parse: no flicker.
