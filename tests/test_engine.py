@@ -1,8 +1,8 @@
 """The engine: git baselines, subfolder roots, and degraded history without git or commits."""
 
 import shutil
-import threading
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest

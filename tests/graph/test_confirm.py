@@ -129,7 +129,9 @@ def test_edges_that_are_not_name_matched_or_have_no_text_are_undecided(confirmer
     assert confirmer(elsewhere) is None
 
 
-def test_over_budget_is_undecided_and_not_cached_but_queued(project: Path, built: GraphBuilder) -> None:
+def test_over_budget_is_undecided_and_not_cached_but_queued(
+    project: Path, built: GraphBuilder
+) -> None:
     edge = _matched(built.graph, 6)["shapes.Door.open"]
     text_of = lambda f: (project / f).read_text(encoding="utf-8")  # noqa: E731
     hasty = JediConfirmer(project, text_of, node_of=built.graph.node, budget_s=0.0)
