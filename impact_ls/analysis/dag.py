@@ -96,24 +96,7 @@ def build_dag(
             ranks[entry.entity] = rank
         if entry.entity not in nodes:
             nodes[entry.entity] = _entry_node(entry, graph, batch_of)
-    test_nodes = {n.test_id: n for n in graph.tests() if n.test_id is not None}
-    test_entity: dict[str, QualName] = {}
-    for hit in tests:
-        known = test_nodes.get(hit.test)
-        entity = known.id if known is not None else QualName(hit.test)
-        test_entity[hit.test] = entity
-        rank = _Rank(_TEST_DISTANCE, _TEST, hit.conf, entity)
-        if entity not in ranks or rank.key() < ranks[entity].key():
-            ranks[entity] = rank
-        if entity not in nodes:
-            nodes[entity] = DagNode(
-                entity=entity,
-                kind="test",
-                file=known.file if known is not None else hit.test.split("::", 1)[0],
-                line=known.span.line if known is not None else 0,
-                signature=known.signature if known is not None else "",
-                batch_id=None,
-            )
+    test_entity = _add_test_nodes(tests, graph, nodes, ranks)
 
     order = sorted(nodes, key=lambda q: ranks[q].key())
     position = {q: i for i, q in enumerate(order)}
@@ -146,6 +129,34 @@ def build_dag(
         "dag: %d nodes, %d edges, ~%d tokens", len(dag.nodes), len(dag.edges), _tokens(dag)
     )
     return replace(dag, truncated=truncated or cut)
+
+
+def _add_test_nodes(
+    tests: Sequence[TestHit],
+    graph: CodeGraph,
+    nodes: dict[QualName, DagNode],
+    ranks: dict[QualName, _Rank],
+) -> dict[str, QualName]:
+    """Add a node per affected test (after every site); return each test id's node entity."""
+    test_nodes = {n.test_id: n for n in graph.tests() if n.test_id is not None}
+    test_entity: dict[str, QualName] = {}
+    for hit in tests:
+        known = test_nodes.get(hit.test)
+        entity = known.id if known is not None else QualName(hit.test)
+        test_entity[hit.test] = entity
+        rank = _Rank(_TEST_DISTANCE, _TEST, hit.conf, entity)
+        if entity not in ranks or rank.key() < ranks[entity].key():
+            ranks[entity] = rank
+        if entity not in nodes:
+            nodes[entity] = DagNode(
+                entity=entity,
+                kind="test",
+                file=known.file if known is not None else hit.test.split("::", 1)[0],
+                line=known.span.line if known is not None else 0,
+                signature=known.signature if known is not None else "",
+                batch_id=None,
+            )
+    return test_entity
 
 
 def _add_edge(
