@@ -69,7 +69,7 @@ CACHE_DIR_NAME = ".impact_ls"
 DEBOUNCE_MS = 250
 # jedi confirmation of name-matched candidates: seconds one (CLI) analysis may spend on cache misses
 JEDI_BUDGET_S = 2.0
-JEDI_CACHE_SIZE = 4096
+JEDI_CACHE_SIZE = 1024  # files whose verdicts are kept
 
 DEFAULT_EXCLUDES = (
     ".git",

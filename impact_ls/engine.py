@@ -8,6 +8,7 @@ user's source file.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -76,9 +77,11 @@ class Engine:
         # pygit2 repositories are not thread-safe; the server calls from several threads.
         self._git_lock = threading.RLock()
         self._prefix = _repo_prefix(self.repo, self.root)
-        # Open buffers' texts, for jedi: it must read the call site as the user sees it.
-        self._documents: dict[str, str] = {}
-        self.confirmer = JediConfirmer(self.root, self._text_of, node_of=self._node_of)
+        # Open buffers (text, digest), for jedi: it must read the call site as the user sees it.
+        self._documents: dict[str, tuple[str, str]] = {}
+        self.confirmer = JediConfirmer(
+            self.root, self._text_of, digest_of=self._digest_of, node_of=self._node_of
+        )
         self.index = self._new_index(settings)
         self._history: CoChangeIndex | None = None
         self._history_lock = threading.Lock()
@@ -125,11 +128,17 @@ class Engine:
         return ProjectIndex(self.root, settings, confirmer=confirmer)
 
     def _text_of(self, file: str) -> str | None:
-        text = self._documents.get(file)
-        if text is None:
-            found = read_source(self.root, file, self.settings)
-            text = found if isinstance(found, str) else None
-        return text
+        if file in self._documents:
+            return self._documents[file][0]
+        found = read_source(self.root, file, self.settings)
+        return found if isinstance(found, str) else None
+
+    def _digest_of(self, file: str) -> str | None:
+        # Per edge of a walk, so never a read: the buffer's digest, else the indexed disk hash.
+        if file in self._documents:
+            return self._documents[file][1]
+        sha = self.index.content_hash(file)
+        return None if sha is None else "disk:" + sha
 
     def _node_of(self, qid: str) -> Node | None:
         return self.index.graph.node(qid)
@@ -164,7 +173,8 @@ class Engine:
 
     def set_document(self, file: str, text: str) -> None:
         """Let an open buffer's text stand for ``file`` in the graph."""
-        self._documents[file] = text
+        digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+        self._documents[file] = (text, "buffer:" + digest)
         self.index.update(file, text)
 
     def close_document(self, file: str) -> None:

@@ -152,6 +152,10 @@ class ProjectIndex:
         """The current graph (empty until the first build finishes)."""
         return self._builder.graph
 
+    def content_hash(self, path: str) -> str | None:
+        """The sha256 of ``path``'s bytes on disk when it was last read, or None."""
+        return self._shas.get(path)
+
     @property
     def stats(self) -> IndexStats:
         """Counts and timings of the last build or refresh."""
