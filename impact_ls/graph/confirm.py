@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,14 @@ class JediTally:
     refuted: int = 0
     undecided: int = 0
     deferred: int = 0  # over the allowance: queued for ``confirm_pending``
+    seen: set[Edge] = field(default_factory=set)
+
+    def first_time(self, edge: Edge) -> bool:
+        """Whether ``edge`` is counted now (a walk may ask about one edge more than once)."""
+        if edge in self.seen:
+            return False
+        self.seen.add(edge)
+        return True
 
     @property
     def asked(self) -> int:
@@ -119,7 +127,7 @@ class JediConfirmer:
             return None
         verdict = verdicts.get(edge, _UNSEEN)
         if verdict is not _UNSEEN:
-            return self._count(verdict)
+            return self._count(edge, verdict)
         if self._allowance() <= 0 or self._running_over_budget():
             return self._defer(edge)
         return self._look_up(edge)
@@ -132,7 +140,7 @@ class JediConfirmer:
         with self._lock:
             known, verdict = self._cache.get(key)
             if known:
-                return self._count(verdict)
+                return self._count(edge, verdict)
             allowance = self._allowance()
             if allowance <= 0 or self._running_over_budget():
                 return self._defer(edge)
@@ -142,13 +150,13 @@ class JediConfirmer:
         with self._lock:
             future = self._submit(edge, text, key)
         # A call that outlives the wait still lands in the cache when jedi finishes.
-        return self._count(self._wait(future, edge, min(allowance, self._call_budget_s)))
+        return self._count(edge, self._wait(future, edge, min(allowance, self._call_budget_s)))
 
     def _defer(self, edge: Edge) -> bool | None:
         """Queue ``edge`` for ``confirm_pending``; undecided for now."""
         with self._lock:
             self._pending[edge] = None
-            if self._tally is not None:
+            if self._tally is not None and self._tally.first_time(edge):
                 self._tally.deferred += 1
         return None
 
@@ -213,8 +221,8 @@ class JediConfirmer:
     def _running_over_budget(self) -> bool:
         return self._busy is not None and not self._busy.done()
 
-    def _count(self, verdict: bool | None) -> bool | None:
-        if self._tally is not None:
+    def _count(self, edge: Edge, verdict: bool | None) -> bool | None:
+        if self._tally is not None and self._tally.first_time(edge):
             if verdict is True:
                 self._tally.confirmed += 1
             elif verdict is False:
