@@ -328,6 +328,8 @@ class PeerNames:
                 callee = self.name(callee_raw)
                 if is_builtin(callee) or callee in self.modules:
                     continue  # builtins are never expected; an import is not a call
+                if callee.startswith("<") or "." not in callee:
+                    continue  # a builtin type's method (<str>.join) or an unresolved bare name
                 if (caller, callee) in self.defined_classes:
                     continue  # PyCG models a class statement as its scope calling the class
                 pairs.add((caller, callee))
