@@ -264,6 +264,7 @@ def run_peer(peer: Peer, root: Path) -> tuple[dict[str, list[str]] | None, str |
             capture_output=True,
             text=True,
             timeout=PEER_TIMEOUT_S,
+            check=False,
         )
     except subprocess.TimeoutExpired:
         return None, f"timed out after {PEER_TIMEOUT_S} s"
@@ -334,8 +335,11 @@ class PeerNames:
                     continue  # PyCG models a class statement as its scope calling the class
                 pairs.add((caller, callee))
                 last = callee.rsplit(".", 1)
-                if len(last) == 2 and last[1] == "__init__" and not caller.endswith(
-                    (".__init__", ".__new__")
+                if (
+                    len(last) == 2
+                    and last[1] == "__init__"
+                    and not caller.endswith((".__init__", ".__new__"))
+                    and any(last[0].startswith(m + ".") for m in self.modules)
                 ):
                     pairs.add((caller, last[0]))  # PyCG names a construction by its __init__
         return pairs
@@ -519,6 +523,7 @@ def trace(program: Program) -> dict[str, object]:
         capture_output=True,
         text=True,
         timeout=300,
+        check=False,
         env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
     )
     marker = "@@TRACE@@"
@@ -556,7 +561,8 @@ def validate(programs: list[Program]) -> int:
         ext = result.get("externals", {})
         for a, b in ext.get("not_observed", []):  # type: ignore[union-attr]
             notes.append(f"external expected, not seen: {a} -> {b}")
-        info = [f"(info) external seen, not expected: {a} -> {b}" for a, b in ext.get("observed_not_expected", [])]  # type: ignore[union-attr]
+        seen = ext.get("observed_not_expected", [])  # type: ignore[union-attr]
+        info = [f"(info) external seen, not expected: {a} -> {b}" for a, b in seen]
         problems += len(notes)
         if notes or info:
             print(program.name)

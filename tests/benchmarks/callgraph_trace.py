@@ -1,4 +1,4 @@
-"""Run one call-graph program and record the calls that really happen (``bench_callgraph --validate``).
+"""Run one call-graph program and record the calls that really happen (for ``--validate``).
 
     python tests/benchmarks/callgraph_trace.py PROGRAM_DIR ENTRY GOLD_JSON
 
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import enum
 import importlib
 import inspect
@@ -32,9 +33,7 @@ import types
 from pathlib import Path
 
 COMPREHENSIONS = {"<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"}
-GENERATOR_FLAGS = (
-    inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
-)
+GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 _FUNCTION_FLAGS = inspect.CO_OPTIMIZED | inspect.CO_NEWLOCALS
 _SELF = __file__
 
@@ -239,11 +238,9 @@ def _wrap_new(cls: type, node: str, recorder: Recorder) -> None:
     own_fn = own.__func__ if isinstance(own, staticmethod) else own
     holder: list[staticmethod] = []
 
-    def __new__(c, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def new(c, *args, **kwargs):  # type: ignore[no-untyped-def]
         mro = c.__mro__
-        index = next(
-            (i for i, k in enumerate(mro) if k.__dict__.get("__new__") is holder[0]), None
-        )
+        index = next((i for i, k in enumerate(mro) if k.__dict__.get("__new__") is holder[0]), None)
         if index == 0:
             recorder.instantiated(node)
         if own_fn is not None:
@@ -260,12 +257,10 @@ def _wrap_new(cls: type, node: str, recorder: Recorder) -> None:
             return sup(c)
         return sup(c, *args, **kwargs)
 
-    wrapper = staticmethod(__new__)
+    wrapper = staticmethod(new)
     holder.append(wrapper)
-    try:
+    with contextlib.suppress(TypeError, AttributeError):
         cls.__new__ = wrapper  # type: ignore[method-assign]
-    except (TypeError, AttributeError):
-        pass
 
 
 def resolve(dotted: str) -> object | None:
@@ -308,7 +303,7 @@ def _codes_of(obj: object) -> set[types.CodeType]:
     elif not callable(obj) or isinstance(obj, types.BuiltinFunctionType):
         pass
     else:
-        call = getattr(type(obj), "__call__", None)
+        call = inspect.getattr_static(type(obj), "__call__", None)
         code = getattr(call, "__code__", None)
         if isinstance(code, types.CodeType):
             codes.add(code)
