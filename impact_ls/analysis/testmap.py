@@ -5,6 +5,8 @@ Contract:
              0.45), ``max_pairs`` (spec: 256) and ``max_hops`` (``config.MAX_TEST_HOPS``).
     output   ``TestHit(file=<changed file>, test=<pytest node id>, conf)`` sorted by file, then
              conf descending, then test id; ``format_test_map`` renders ``test_map.txt``.
+    gate     a method-body change that cannot escape its function (classify's escape gate: only
+             locals changed or renamed, only the docstring) selects no test.
     paths    a test is affected by a changed file iff a path of at most ``max_hops`` edges leads
              from one of its changes' entities (the walk seeds; for a constructor also its class)
              or from one of those changes' members to the test. A path runs against the
@@ -75,6 +77,8 @@ def map_tests(
         by_seed[member.seed].add(member.entity)
     starts_by_file: dict[str, set[QualName]] = defaultdict(set)
     for change in changes:
+        if change.change_type is ChangeType.METHOD_BODY and not change.escapes:
+            continue  # nothing outside the function can observe it: no test to re-run
         starts = starts_by_file[change.file]
         starts.update(walk_seeds(change, graph))
         starts.update(by_seed.get(change.entity, ()))

@@ -104,3 +104,14 @@ def test_notes_from_the_caller_join_the_audit_once_and_sorted():
     report, _ = _run(notes=("z note", "a note", "z note"))
     assert report.audit.notes == ("a note", "z note")
     assert replace(report, audit=report.audit) == report
+
+
+def test_a_body_edit_that_cannot_escape_selects_no_test_and_no_site():
+    with_local = AUTH.replace("    return user\n", "    value = user\n    return value\n", 1)
+    renamed = with_local.replace("value", "who")
+    graph = _graph({**FILES, "pkg/auth.py": renamed})
+    source = SourceChange(file="pkg/auth.py", module="pkg.auth", before=with_local, after=renamed)
+    report, test_map = analyze(graph=graph, sources=[source], settings=Settings())
+    assert [(c.change_type, c.escapes) for c in report.changes] == [(ChangeType.METHOD_BODY, False)]
+    assert report.tests == () and test_map == ""
+    assert report.triage.must_inspect == report.triage.may_impact == ()

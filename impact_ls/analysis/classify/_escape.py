@@ -24,6 +24,7 @@ analysis is deferred (spec §2 row 11).
 from __future__ import annotations
 
 import ast
+import copy
 import logging
 from collections import Counter
 from collections.abc import Iterator
@@ -35,6 +36,7 @@ FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 LOCAL_ONLY = "only local temporaries changed"
 DOCSTRING_ONLY = "only the docstring changed"
+RENAMED_ONLY = "only local names renamed"
 
 # Methods that mutate their receiver in the standard containers and file-likes: calling one on a
 # caller-visible object is a write even without an assignment.
@@ -101,10 +103,12 @@ def compare_bodies(*, before: FunctionNode, after: FunctionNode) -> BodyDiff:
     after_units = _units(after.body, ())
     if Counter(u.ident for u in before_units) == Counter(u.ident for u in after_units):
         return BodyDiff(changed=False, escapes=False, reason="")
-    added = _difference(after_units, before_units)
-    removed = _difference(before_units, after_units)
     after_scope = _scope_of(after)
     before_scope = _scope_of(before)
+    if _canonical(before, before_scope) == _canonical(after, after_scope):
+        return BodyDiff(changed=True, escapes=False, reason=RENAMED_ONLY)
+    added = _difference(after_units, before_units)
+    removed = _difference(before_units, after_units)
     for unit in added:
         reason = _direct_reason(unit, after_scope)
         if reason:
@@ -121,6 +125,82 @@ def compare_bodies(*, before: FunctionNode, after: FunctionNode) -> BodyDiff:
     if all(_is_docstring(u.node) for u in (*added, *removed)):
         return BodyDiff(changed=True, escapes=False, reason=DOCSTRING_ONLY)
     return BodyDiff(changed=True, escapes=False, reason=LOCAL_ONLY)
+
+
+def _canonical(fn: FunctionNode, scope: _Scope) -> list[str]:
+    """The body with each plain local renamed by order of first appearance (``t`` → ``_0``).
+
+    Only names the body binds by assignment, loop, ``with``, ``except`` or ``match`` are renamed:
+    a parameter, global, nonlocal, import or nested definition keeps its name, since renaming it
+    is visible outside (or changes what is bound).
+    """
+    fixed = scope.params | scope.globals | scope.nonlocals
+    for node in _own_scope(fn.body):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            fixed |= {node.name}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            fixed |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    order: dict[str, str] = {}
+    for node in _own_scope(fn.body):
+        name = _bound_name(node)
+        if name is not None and name in scope.locals and name not in fixed:
+            order.setdefault(name, f"_{len(order)}")
+    renamer = _Renamer(order)
+    return [
+        ast.dump(renamer.visit(copy.deepcopy(stmt)))
+        for stmt in fn.body
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    ]
+
+
+def _bound_name(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.ExceptHandler):
+        return node.name
+    if isinstance(node, (ast.MatchAs, ast.MatchStar)):
+        return node.name
+    return None
+
+
+class _Renamer(ast.NodeTransformer):
+    """Rename locals by a fixed map, outside nested scopes (they are changes of their own)."""
+
+    def __init__(self, names: dict[str, str]) -> None:
+        self._names = names
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        node.id = self._names.get(node.id, node.id)
+        return node
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> ast.ExceptHandler:
+        if node.name is not None:
+            node.name = self._names.get(node.name, node.name)
+        self.generic_visit(node)
+        return node
+
+    def visit_MatchAs(self, node: ast.MatchAs) -> ast.MatchAs:
+        if node.name is not None:
+            node.name = self._names.get(node.name, node.name)
+        self.generic_visit(node)
+        return node
+
+    def visit_MatchStar(self, node: ast.MatchStar) -> ast.MatchStar:
+        if node.name is not None:
+            node.name = self._names.get(node.name, node.name)
+        return node
+
+    def visit_Lambda(self, node: ast.Lambda) -> ast.Lambda:
+        return node
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
+        return node
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.AsyncFunctionDef:
+        return node
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.ClassDef:
+        return node
 
 
 def _no_longer(reason: str) -> str:

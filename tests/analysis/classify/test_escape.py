@@ -6,7 +6,12 @@ import ast
 
 import pytest
 
-from impact_ls.analysis.classify._escape import DOCSTRING_ONLY, LOCAL_ONLY, compare_bodies
+from impact_ls.analysis.classify._escape import (
+    DOCSTRING_ONLY,
+    LOCAL_ONLY,
+    RENAMED_ONLY,
+    compare_bodies,
+)
 
 
 def _diff(before: str, after: str):
@@ -85,3 +90,29 @@ def test_nested_definitions_are_their_own_changes_not_the_outer_body():
     before = "def f(a):\n    def g():\n        return 1\n    return g\n"
     after = "def f(a):\n    def g():\n        return 2\n    return g\n"
     assert _diff(before, after).changed is False
+
+
+def test_renaming_a_local_temporary_is_only_a_rename():
+    diff = _diff(
+        "def f(a):\n    t = a + 1\n    for i in range(t):\n        a += i\n    return t\n",
+        "def f(a):\n    n = a + 1\n    for k in range(n):\n        a += k\n    return n\n",
+    )
+    assert (diff.changed, diff.escapes, diff.reason) == (True, False, RENAMED_ONLY)
+
+
+def test_a_rename_that_changes_what_is_returned_is_not_only_a_rename():
+    diff = _diff(
+        "def f(a):\n    t = a\n    u = 2\n    return t\n",
+        "def f(a):\n    u = a\n    t = 2\n    return t\n",
+    )
+    assert (diff.escapes, diff.reason) == (True, "return value depends on changed t")
+
+
+def test_renamed_parameters_globals_and_imports_are_not_local_renames():
+    param = _diff("def f(a, b):\n    return a\n", "def f(a, b):\n    return b\n")
+    assert param.escapes
+    imported = _diff(
+        "def f():\n    import json as j\n    return j\n",
+        "def f():\n    import pickle as j\n    return j\n",
+    )
+    assert imported.reason != RENAMED_ONLY
