@@ -1,4 +1,4 @@
-"""The ``impact-ls`` command line: analyze, tests, index, serve, demo.
+"""The ``impact-ls`` command line: analyze, tests, index, serve, demo, mcp.
 
 The only place that configures logging. Each subcommand lives in its own ``_cmd_*`` function;
 ``main`` maps a deliberate ``ImpactError`` to a clear message and exit status 2, and any other
@@ -85,6 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--tcp", action="store_true", help="listen on TCP instead of stdio")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=2087)
+
+    sub.add_parser("mcp", help="serve the analysis to coding agents over MCP (stdio)")
 
     demo = sub.add_parser("demo", help="show a blast radius on a bundled example project")
     demo.add_argument("--keep", action="store_true", help="keep the temporary project")
@@ -303,6 +305,13 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    from impact_ls.agent.server import run_stdio
+
+    run_stdio()
+    return EXIT_OK
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from impact_ls.demo import run_demo
 
@@ -331,4 +340,5 @@ _COMMANDS = {
     "index": _cmd_index,
     "serve": _cmd_serve,
     "demo": _cmd_demo,
+    "mcp": _cmd_mcp,
 }
