@@ -129,6 +129,7 @@ class Settings:
     llm_api_key_env: str = ""
     llm_timeout_s: float = LLM_TIMEOUT_S
     jedi_budget_s: float = JEDI_BUDGET_S
+    hierarchy: bool = True  # call and type hierarchy; off beside a server that offers them
 
 
 _CHOICES: dict[str, tuple[str, ...]] = {
