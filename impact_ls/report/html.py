@@ -239,6 +239,16 @@ def _link(root: Path | None, file: str, line: int) -> str:
     )
 
 
+def _test_link(root: Path | None, test: str) -> str:
+    """A pytest node id with its file part linked: ``tests/test_x.py::test_y``."""
+    file, sep, rest = test.partition("::")
+    link = (
+        f'<a class="loc" href="{_href(root, file)}" data-file="{_e(file)}" data-line="1">'
+        f"{_e(file)}</a>"
+    )
+    return f"<code>{link}{_e(sep + rest)}</code>"
+
+
 def _svg(layout: Layout, root: Path | None) -> str:
     by_id = {b.entity: b for b in layout.boxes}
     parts = [
@@ -361,9 +371,12 @@ def _lists(report: Report, root: Path | None) -> str:
         )
         out.append(f"<section><h2>Batches</h2><ol>{rows}</ol></section>")
     if report.tests:
+        best: dict[str, float] = {}
+        for hit in report.tests:  # a test reached from several changed files is listed once
+            best[hit.test] = max(best.get(hit.test, 0.0), hit.conf)
         rows = "".join(
-            f'<li><code>{_e(t.test)}</code> <span class="meta">{t.conf:.2f}</span></li>'
-            for t in sorted(report.tests, key=lambda t: (-t.conf, t.test))
+            f'<li>{_test_link(root, test)} <span class="meta">{conf:.2f}</span></li>'
+            for test, conf in sorted(best.items(), key=lambda item: (-item[1], item[0]))
         )
         out.append(
             f'<section><h2 class="test">Affected tests · {len(report.tests)}</h2>'

@@ -46,6 +46,11 @@ def test_the_page_is_self_contained_and_deterministic(reports: Reports) -> None:
         assert f'href="file:///work/proj/{entry.file}"' in page
         assert f">{where}</a>" in page
     assert page.count('class="node must_inspect"') == len(report.triage.must_inspect)
+    # each affected test once, its file a link
+    for test in {t.test for t in report.tests}:
+        file, _, rest = test.partition("::")
+        linked = f'data-file="{file}" data-line="1">{file}</a>::{html.escape(rest)}</code>'
+        assert page.count(linked) == 1, test
 
 
 def test_layers_follow_the_distance_and_lanes_the_batches(reports: Reports) -> None:
