@@ -412,7 +412,7 @@ _CSS = """
 *{box-sizing:border-box}body{margin:0;font:13px/1.4 system-ui,sans-serif;color:var(--ink);
 background:var(--bg)}header{padding:12px 20px;border-bottom:1px solid #e5e7eb}
 header h1{margin:0;font-size:17px}header p{margin:4px 0 0;color:var(--muted)}
-main{display:flex;align-items:flex-start;gap:0}#graph{flex:1;overflow:auto;padding:8px}
+main{display:flex;align-items:flex-start;gap:0}#graph{flex:1;min-width:0;overflow:auto;padding:8px}
 aside{width:440px;max-height:calc(100vh - 70px);overflow:auto;border-left:1px solid #e5e7eb;
 padding:0 16px 16px}h2{font-size:14px;margin:16px 0 6px;border-left:4px solid var(--line);
 padding-left:8px}h2.must_inspect{border-color:var(--must_inspect)}
@@ -433,6 +433,8 @@ height:10px;border-radius:2px;margin-right:4px;vertical-align:-1px}
 .node.low_risk rect{fill:#dcfce7;stroke:var(--low_risk)}
 .node.test rect{fill:#ede9fe;stroke:var(--test)}
 .empty{padding:40px;color:var(--muted)}
+@media (max-width:1100px){main{flex-direction:column}#graph{width:100%}
+aside{width:auto;max-height:none;border-left:0;border-top:1px solid #e5e7eb}}
 """
 
 # In a VS Code webview a link cannot open a file itself: hand the location to the extension.

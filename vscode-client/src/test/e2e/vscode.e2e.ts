@@ -284,6 +284,13 @@ describe('the Impact extension in VS Code (code-server)', { timeout: 15 * 60_000
       .locator('.tabs-container .tab', { hasText: 'handlers.py' })
       .first()
       .waitFor({ timeout: STEP_TIMEOUT });
+
+    // Leave the workbench as the next test expects it: the graph closed, auth.py in front.
+    const graphTab = page.locator('.tabs-container .tab', { hasText: 'Blast Radius' }).first();
+    await graphTab.hover();
+    await graphTab.locator('.tab-actions .action-label').first().click();
+    await graphTab.waitFor({ state: 'detached', timeout: STEP_TIMEOUT });
+    await page.locator('.tabs-container .tab', { hasText: 'auth.py' }).first().click();
   });
 
   it('forwards settings live, runs tests through the server, and restarts for a new interpreter', async () => {
