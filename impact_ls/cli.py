@@ -1,4 +1,4 @@
-"""The ``impact-ls`` command line: analyze, tests, index, serve, demo.
+"""The ``impact-ls`` command line: analyze, tests, index, serve, demo, mcp.
 
 The only place that configures logging. Each subcommand lives in its own ``_cmd_*`` function;
 ``main`` maps a deliberate ``ImpactError`` to a clear message and exit status 2, and any other
@@ -60,7 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     analyze = sub.add_parser("analyze", help="blast radius of the working tree against a revision")
     analyze.add_argument("--root", default=".", help="project root (default: .)")
     analyze.add_argument("--base", default="HEAD", help="git revision to compare with")
-    analyze.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    analyze.add_argument("--format", choices=("text", "json", "sarif", "html"), default="text")
+    analyze.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE")
     analyze.add_argument("--no-llm", action="store_true", help="skip the next-edit LLM call")
     analyze.add_argument(
         "--fail-on",
@@ -85,6 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--tcp", action="store_true", help="listen on TCP instead of stdio")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=2087)
+
+    sub.add_parser("mcp", help="serve the analysis to coding agents over MCP (stdio)")
 
     demo = sub.add_parser("demo", help="show a blast radius on a bundled example project")
     demo.add_argument("--keep", action="store_true", help="keep the temporary project")
@@ -150,16 +153,33 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     llm = None if args.no_llm else client_from_settings(engine.settings)
     report = engine.analyze_worktree(base=args.base, files=args.files, llm=llm)
     if args.format == "json":
-        sys.stdout.write(report_to_json(report))
+        rendered = report_to_json(report)
     elif args.format == "sarif":
-        sys.stdout.write(json.dumps(report_to_sarif(report), indent=2, sort_keys=True) + "\n")
+        rendered = json.dumps(report_to_sarif(report), indent=2, sort_keys=True) + "\n"
+    elif args.format == "html":
+        from impact_ls.report.html import render_html
+
+        rendered = render_html(report, root=engine.root)
     else:
-        sys.stdout.write(render_text(report, color=_use_color(args.color)))
+        color = _use_color(args.color) and args.output is None
+        rendered = render_text(report, color=color)
+    _emit(rendered, args.output)
     if args.fail_on == "must" and report.triage.must_inspect:
         return EXIT_FAILED
     if args.fail_on == "may" and (report.triage.must_inspect or report.triage.may_impact):
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _emit(text: str, output: str | None) -> None:
+    """``text`` to stdout, or to the file ``output`` (its folder must exist)."""
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"-o {output}: cannot write the report ({exc.strerror or exc})") from exc
 
 
 def _use_color(choice: str) -> bool:
@@ -303,6 +323,13 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    from impact_ls.agent.server import run_stdio
+
+    run_stdio()
+    return EXIT_OK
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from impact_ls.demo import run_demo
 
@@ -331,4 +358,5 @@ _COMMANDS = {
     "index": _cmd_index,
     "serve": _cmd_serve,
     "demo": _cmd_demo,
+    "mcp": _cmd_mcp,
 }

@@ -130,6 +130,7 @@ class Settings:
     llm_timeout_s: float = LLM_TIMEOUT_S
     jedi_budget_s: float = JEDI_BUDGET_S
     jedi_confirm: bool = True
+    hierarchy: bool = True  # call and type hierarchy; off beside a server that offers them
 
 
 _CHOICES: dict[str, tuple[str, ...]] = {

@@ -2,7 +2,8 @@
 
 ``report_to_dict`` maps a ``Report`` onto the schema; ``report_to_json`` serializes it with sorted
 keys, two-space indent, raw UTF-8 and a trailing newline, so identical reports give identical
-bytes.
+bytes. ``report_from_dict`` reads the schema back: the CI action reads what ``impact-ls analyze
+--format json`` wrote, and the graph page renders the blast-radius command's result.
 
 Shape notes: ``obligations`` is derived (batches as ``{batch_id, members}``, the validation set as
 the sorted unique test ids); ``next_edits`` is ``{"next_edits": [...]}`` when the model answered
@@ -16,9 +17,27 @@ import json
 from typing import Any
 
 from impact_ls.model import (
+    Audit,
+    Batch,
+    Break,
+    Bucket,
+    Change,
+    ChangeType,
+    CoChange,
+    Dag,
+    DagEdge,
+    DagNode,
+    NextAction,
+    NextEdit,
     NextEdits,
+    QualName,
+    Relation,
     Report,
+    TestHit,
+    TestId,
+    Triage,
     TriageEntry,
+    Unanalyzable,
 )
 
 _DECIMALS = 4
@@ -129,3 +148,115 @@ def report_to_dict(report: Report) -> dict[str, Any]:
 def report_to_json(report: Report) -> str:
     """``report`` as deterministic JSON text: sorted keys, indent 2, UTF-8, trailing newline."""
     return json.dumps(report_to_dict(report), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def _entry_from(d: dict[str, Any], bucket: Bucket) -> TriageEntry:
+    (line, col), (end_line, end_col) = d["range"]
+    return TriageEntry(
+        entity=QualName(d["entity"]),
+        file=d["file"],
+        line=d["line"],
+        range=((line, col), (end_line, end_col)),
+        conf=d["conf"],
+        distance=d["distance"],
+        relation=Relation(d["relation"]),
+        reason=d["reason"],
+        seed=QualName(d.get("seed", "")),
+        change_type=ChangeType(d.get("change_type", ChangeType.METHOD_BODY)),
+        bucket=bucket,
+        unanalyzable=d.get("unanalyzable", False),
+        name_matched=d.get("name_matched", False),
+        breaks=tuple(Break(kind=b["kind"], detail=b["detail"]) for b in d.get("breaks", ())),
+    )
+
+
+def _next_edits_from(d: dict[str, Any]) -> NextEdits:
+    items = tuple(
+        NextEdit(entity=QualName(i["entity"]), reason=i["reason"]) for i in d.get("next_edits", ())
+    )
+    if d.get("next_edit") == "failed":
+        fallback = d.get("fallback", "batch_order")
+        return NextEdits(items=items, failed=True, fallback=fallback, source=fallback)
+    # A successful decision always names at least one entity; an empty one is "nothing to order".
+    return NextEdits(items=items, source="llm" if items else "batch_order")
+
+
+def report_from_dict(d: dict[str, Any]) -> Report:
+    """Read a ``report_to_dict`` object back into a ``Report`` (derived fields are recomputed)."""
+    audit = d.get("audit", {})
+    triage = d.get("triage", {})
+    dag = d.get("dag", {})
+    nxt = d.get("next", {})
+    return Report(
+        version=d.get("version", 1),
+        root=d["root"],
+        base=d["base"],
+        stale=d.get("stale", False),
+        audit=Audit(
+            verified=audit.get("verified", ""),
+            heuristic=audit.get("heuristic", ""),
+            truncated=audit.get("truncated", False),
+            notes=tuple(audit.get("notes", ())),
+        ),
+        changes=tuple(
+            Change(
+                change_type=ChangeType(c["change_type"]),
+                entity=QualName(c["entity"]),
+                file=c["file"],
+                line_range=(c["line_range"][0], c["line_range"][1]),
+                before_sig=c.get("before_sig", ""),
+                after_sig=c.get("after_sig", ""),
+                what=c.get("what", ""),
+            )
+            for c in d.get("changes", ())
+        ),
+        triage=Triage(
+            **{
+                bucket.value: tuple(_entry_from(e, bucket) for e in triage.get(bucket.value, ()))
+                for bucket in Bucket
+            }
+        ),
+        batches=tuple(
+            Batch(
+                batch_id=b["batch_id"],
+                members=tuple(QualName(m) for m in b["members"]),
+                split=b.get("split", False),
+            )
+            for b in d.get("batches", ())
+        ),
+        tests=tuple(
+            TestHit(file=t["file"], test=TestId(t["test"]), conf=t["conf"])
+            for t in d.get("tests", ())
+        ),
+        cochange=tuple(CoChange(file=c["file"], score=c["score"]) for c in d.get("cochange", ())),
+        unanalyzable=tuple(
+            Unanalyzable(
+                file=u["file"],
+                line=u["line"],
+                reason=u["reason"],
+                entity=QualName(u.get("entity", "")),
+                name=u.get("name", ""),
+            )
+            for u in d.get("unanalyzable", ())
+        ),
+        dag=Dag(
+            nodes=tuple(
+                DagNode(
+                    entity=QualName(n["entity"]),
+                    kind=n["kind"],
+                    file=n["file"],
+                    line=n["line"],
+                    signature=n["signature"],
+                    batch_id=n.get("batch_id"),
+                )
+                for n in dag.get("nodes", ())
+            ),
+            edges=tuple(
+                DagEdge(source=QualName(e["from"]), target=QualName(e["to"]), cause=e["cause"])
+                for e in dag.get("edges", ())
+            ),
+            truncated=dag.get("truncated", False),
+        ),
+        next_edits=_next_edits_from(d.get("next_edits", {})),
+        next=NextAction(action=nxt.get("action", "none"), reason=nxt.get("reason", "")),
+    )

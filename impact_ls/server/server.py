@@ -25,7 +25,7 @@ from pygls.uris import to_fs_path
 
 from impact_ls import __version__
 from impact_ls.config import Settings
-from impact_ls.server import commands, present
+from impact_ls.server import commands, graph_page, hierarchy, present
 from impact_ls.server.config import SECTION, client_section, overrides_of, validate
 from impact_ls.server.llm_http import client_from_settings
 from impact_ls.server.session import Analysis, Document, Session, Sessions, Snapshot
@@ -435,6 +435,8 @@ def build_server(settings: Settings | None = None) -> ImpactServer:
     _register_workspace(server)
     _register_features(server)
     commands.register(server)
+    hierarchy.register(server)
+    graph_page.register(server)
     return server
 
 

@@ -39,6 +39,7 @@ async def test_initialize_advertises_sync_lenses_actions_and_every_command(shop:
         assert sorted(caps.execute_command_provider.commands) == [
             "impact.openLocation",
             "impact.reindex",
+            "impact.renderBlastRadius",
             "impact.runAffectedTests",
             "impact.showBlastRadius",
             "impact.showLocations",

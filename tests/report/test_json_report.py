@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from impact_ls.model import Report
-from impact_ls.report.json_report import report_to_dict, report_to_json
+from impact_ls.report.json_report import report_from_dict, report_to_dict, report_to_json
 
 Reports = dict[str, Callable[[], Report]]
 CASES = ("report_empty", "report_fallback", "report_signature_change")
@@ -190,3 +190,11 @@ def test_empty_report(reports: Reports) -> None:
     assert d["next_edits"] == {"next_edits": []}
     assert d["next"] == {"action": "none", "reason": "no change"}
     assert d["obligations"] == {"change": [], "validate": []}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_report_round_trips_through_json(case: str, reports: Reports) -> None:
+    report = reports[case]()
+    back = report_from_dict(json.loads(report_to_json(report)))
+    assert isinstance(back, Report)
+    assert back == report

@@ -5,8 +5,8 @@
  * Installs the built .vsix, opens `fixtures/vscode_demo` planted with its git history, adds a
  * required parameter to `LoginService.login`, and checks what a user would see: the lenses above
  * the definition, the MUST-INSPECT warnings in the Problems panel for the two callers in other
- * files, the Blast Radius view's items, and the references peek of the batch lens. Screenshots
- * go to `.test-artifacts/vscode-e2e/`.
+ * files, the Blast Radius view's items and its graph webview, and the references peek of the
+ * batch lens. Screenshots go to `.test-artifacts/vscode-e2e/`.
  *
  * Opt-in (`IMPACT_E2E_VSCODE=1 scripts/ci.sh`, or `npm run test:e2e`): it needs apt packages,
  * a code-server build and a browser.
@@ -263,6 +263,34 @@ describe('the Impact extension in VS Code (code-server)', { timeout: 15 * 60_000
     }
     assert.match(terminalText, /missing 1 required positional argument: 'mfa_code'/);
     await shot('5-affected-tests-terminal');
+  });
+
+  it('shows the blast radius as a graph in a webview and opens a site from it', async () => {
+    // The Blast Radius view's "Show as graph" (its command, from the palette): the page of
+    // `impact-ls analyze --format html`, rendered by the server, in a webview.
+    await runCommand('Impact: Show as Graph');
+    const webview = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+    const must = webview.locator('svg#dag a.node.must_inspect');
+    await must.first().waitFor({ timeout: STEP_TIMEOUT });
+    assert.equal(await must.count(), 4);
+    assert.equal(await webview.locator('svg#dag a.node.edit').count(), 1);
+    const labels = await webview.locator('svg#dag g.edge text').allTextContents();
+    assert.ok(labels.includes('must re-bind via CalledBy'), labels.join(' | '));
+    await shot('6-graph-webview');
+
+    // A click on a node opens its site in the editor.
+    await webview.locator('svg#dag a.node', { hasText: 'login_endpoint' }).first().click();
+    await page
+      .locator('.tabs-container .tab', { hasText: 'handlers.py' })
+      .first()
+      .waitFor({ timeout: STEP_TIMEOUT });
+
+    // Leave the workbench as the next test expects it: the graph closed, auth.py in front.
+    const graphTab = page.locator('.tabs-container .tab', { hasText: 'Blast Radius' }).first();
+    await graphTab.hover();
+    await graphTab.locator('.tab-actions .action-label').first().click();
+    await graphTab.waitFor({ state: 'detached', timeout: STEP_TIMEOUT });
+    await page.locator('.tabs-container .tab', { hasText: 'auth.py' }).first().click();
   });
 
   it('forwards settings live, runs tests through the server, and restarts for a new interpreter', async () => {
