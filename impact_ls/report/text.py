@@ -128,11 +128,15 @@ def _audit_lines(report: Report, style: _Style) -> list[str]:
     return [style(line, _DIM) for line in lines]
 
 
+def _base_label(base: str) -> str:
+    return "the saved text" if base == "saved" else base
+
+
 def render_text(report: Report, *, color: bool) -> str:
     """Render ``report`` as a terminal page; ANSI colour codes only when ``color`` is true."""
     style = _Style(color)
     if not report.changes:
-        lines = [f"No changes against {report.base}."]
+        lines = [f"No changes against {_base_label(report.base)}."]
         lines.extend(f"  note: {note}" for note in report.audit.notes)
         return "\n".join(lines) + "\n"
 
