@@ -150,7 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_USAGE
         handler = _COMMANDS[args.command]
         status = handler(args)
-        sys.stdout.flush()  # a closed pipe shows here, inside the handlers below
+        if not sys.stdout.closed:  # the language server closes it on exit
+            sys.stdout.flush()  # a closed pipe shows here, inside the handlers below
         return status
     except BrokenPipeError:
         # The reader has what it wanted (``| head -1``): end quietly, as git does.
@@ -198,7 +199,8 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.write(report_to_json(report))
     elif args.format == "sarif":
-        sys.stdout.write(json.dumps(report_to_sarif(report), indent=2, sort_keys=True) + "\n")
+        sarif = report_to_sarif(report, root_uri=root.as_uri() + "/")
+        sys.stdout.write(json.dumps(sarif, indent=2, sort_keys=True) + "\n")
     else:
         sys.stdout.write(render_text(report, color=_use_color(args.color)))
     if args.fail_on == "must" and report.triage.must_inspect:
