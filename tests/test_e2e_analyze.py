@@ -261,3 +261,21 @@ def test_a_configured_llm_endpoint_orders_the_next_edits(fresh_demo: Path):
     assert len(requests) == 1
     assert (requests[0]["temperature"], requests[0]["max_tokens"]) == (0, 1024)
     assert json.loads(offline.stdout)["next_edits"]["next_edit"] == "failed"
+
+
+def test_a_file_over_max_file_bytes_is_said_where_the_user_looks(fresh_demo: Path):
+    pyproject = fresh_demo / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + "\n[tool.impact-ls]\nmax-file-bytes = 4000\n")
+    big = fresh_demo / "acme" / "generated.py"
+    big.write_text(
+        "from acme.auth import LoginService\n\n\ndef replay(user, password):\n"
+        "    return LoginService().login(user, password)\n" + "# padding\n" * 500,
+        encoding="utf-8",
+    )
+    size = big.stat().st_size
+    note = f"skipped acme/generated.py: larger than 4000 bytes ({size} bytes)"
+    text = _run("analyze", "--root", str(fresh_demo), "--no-llm").stdout.splitlines()
+    assert text[1].startswith(f"  note: {note}"), text[:3]  # under the title, not at the end
+    assert "raise max-file-bytes" in " ".join(text[1:3])
+    report = json.loads(_run("analyze", "--root", str(fresh_demo), "--format", "json").stdout)
+    assert note in report["audit"]["notes"]

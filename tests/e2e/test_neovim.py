@@ -79,17 +79,16 @@ def test_neovim_shows_diagnostics_lenses_and_the_next_edit(tmp_path: Path, confi
         "severity": 2,  # vim.diagnostic.severity.WARN
         "source": "impact",
         "code": "must-inspect",
-        "message": "method-signature changed (added param currency) → shop.cart.Cart.total "
-        "must re-bind via CalledBy: missing required argument 'currency'",
+        "message": "missing required argument 'currency' — method-signature changed (added "
+        "param currency) → shop.cart.Cart.total must re-bind via CalledBy",
     }
     assert result["lenses"] == [
         "Blast radius: 4 must · 1 may · 1 batch",
-        "Batch 1 · 6 sites: price → Cart.total → line → …",
         "Run 4 affected tests",
+        "Batch 1 · 6 sites: Cart.total → line → …",
     ]
     assert result["actions"] == [
-        "Next edit: Cart.total — method-signature changed (added param currency) → "
-        "shop.cart.Cart.total must re-bind via CalledBy",
+        "Next edit: Cart.total — missing required argument 'currency'",
         "Show blast radius",
         "Run 4 affected tests",
     ]
