@@ -29,6 +29,17 @@
     (forward-line (plist-get start :line))
     (forward-char (plist-get start :character))))
 
+(cl-defmethod eglot-execute-command (server (_cmd (eql impact.runAffectedTests)) arguments)
+  "Run the affected tests in the background; the server says how they went when they are done.
+pytest may run longer than eglot waits for an answer, and Emacs stays usable meanwhile."
+  (jsonrpc-async-request
+   server :workspace/executeCommand
+   `(:command "impact.runAffectedTests" :arguments ,arguments)
+   :success-fn #'ignore
+   :error-fn (lambda (error) (message "impact-ls: %s" (plist-get error :message)))
+   :timeout nil)
+  (message "impact-ls: running the affected tests…"))
+
 (cl-defmethod eglot-execute-command (_server (_cmd (eql impact.showBlastRadius)) _arguments)
   "Show the blast radius as a list of sites that RET or a click opens."
   (let ((report (cl-call-next-method))

@@ -94,7 +94,9 @@ def _notes(report: Report) -> tuple[list[str], list[str]]:
     rest: list[str] = []
     for raw in report.audit.notes:
         note = _walk_note(_note_text(raw), report)
-        (urgent if note.startswith(_URGENT_NOTES) or "walk" in raw else rest).append(note)
+        (urgent if note.startswith(_URGENT_NOTES) or ": walk capped, " in raw else rest).append(
+            note
+        )
     return urgent, rest
 
 

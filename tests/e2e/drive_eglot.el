@@ -104,11 +104,13 @@ Record the titles offered and pick the one starting with CHOOSE."
           (drive-put 'blast_radius_mode (format "%s" major-mode)))
         ;; "Run N affected tests" at the edit: pytest runs, its outcome is a message
         (drive-actions-at pricing 4 6 "Run ")
-        (drive-wait "the test run's message"
+        (drive-put 'while_running (with-current-buffer "*Messages*"
+                                    (car (last (split-string (buffer-string) "\n" t)))))
+        (drive-wait "the test run's outcome"
                     (lambda () (with-current-buffer "*Messages*"
                                  (save-excursion (goto-char (point-min))
-                                                 (search-forward "impact-ls: " nil t))))
-                    120)
+                                                 (search-forward "Server reports" nil t))))
+                    180)
         (with-current-buffer "*Messages*"
           (drive-put 'messages (seq-filter (lambda (l) (string-match-p "impact-ls: " l))
                                            (split-string (buffer-string) "\n" t))))))

@@ -67,7 +67,11 @@ def test_eglot_shows_the_warnings_and_every_action_works(tmp_path: Path) -> None
     )
     assert out.exists(), run.stderr[-3000:]
     result = json.loads(out.read_text(encoding="utf-8"))
-    assert "error" not in result, (result, run.stderr[-3000:])
+    assert "error" not in result, (
+        result.get("error"),
+        result.get("log", "")[-1500:],
+        run.stderr[-1500:],
+    )
     assert result["server"] == "impact-ls"
     [[line, column, kind, message]] = result["cart"]
     assert (line, column) == (19, 19)
@@ -90,5 +94,10 @@ def test_eglot_shows_the_warnings_and_every_action_works(tmp_path: Path) -> None
         "shop/cart.py:19:20: MUST-INSPECT shop.cart.Cart.total: missing required argument "
         "'currency'" in result["blast_radius"]
     )
-    # the four tests ran on the saved files, where one is planted to fail
-    assert result["messages"] == ["[eglot] Server reports (type=2): impact-ls: 1 of 4 tests failed"]
+    # the run does not block Emacs (eglot would give up on a request after 10 s) ...
+    assert result["while_running"] == "impact-ls: running the affected tests…"
+    # ... and the four tests ran on the saved files, where one is planted to fail
+    assert result["messages"] == [
+        "impact-ls: running the affected tests…",
+        "[eglot] Server reports (type=2): impact-ls: 1 of 4 tests failed",
+    ]
