@@ -6,7 +6,9 @@ Contract:
     output   ``NextEdits``: the model's ordered ``{entity, reason}`` list (``source="llm"``), or —
              with no client, on any client error, on a timeout or on a reply that is not exactly
              the requested JSON naming only entities of the map — ``failed=True`` with the
-             deterministic batch order (``fallback="batch_order"``).
+             deterministic batch order (``fallback="batch_order"``). With any MUST-INSPECT site
+             the first next edit is one: the model's MUST entities come first (in its order),
+             and a reply naming none of them falls back to the batch order.
     caps     exactly one call, temperature 0, ``max_tokens`` 1024, no retry; ≤ 50 entities in the
              map; every signature one line of ≤ 200 characters.
     privacy  the prompt holds a one-line change plan, the DAG as ``{entity, kind, signature}`` nodes
@@ -305,6 +307,17 @@ def decide_next_edits(
     if parsed is None:
         logger.info("next edit: LLM reply is not the requested JSON; batch order stands")
         return fallback
+    must = {e.entity for e in triage.must_inspect}
+    if must:
+        # A site that must change comes before one that may: the model orders within each.
+        first = [i for i in parsed.items if i.entity in must]
+        if not first:
+            logger.info("next edit: LLM named no must-inspect site; batch order stands")
+            return fallback
+        parsed = NextEdits(
+            items=(*first, *(i for i in parsed.items if i.entity not in must)),
+            source=parsed.source,
+        )
     logger.debug("next edit: LLM chose %d entities", len(parsed.items))
     return parsed
 

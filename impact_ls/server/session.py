@@ -147,6 +147,7 @@ class Session:
         self.test_diagnostics: dict[str, list[types.Diagnostic]] = {}
         self.disk = DiskLines(root)
         self.head: str | None = None
+        self.logged: set[str] = set()  # log lines already sent, so each is said once
         self._settings, _ = load_settings(root, self.overrides)
 
     # ------------------------------------------------------------------ paths

@@ -314,6 +314,29 @@ def test_valid_reply_is_used(llm: StubLLM, inputs: Inputs) -> None:
     )
 
 
+def test_a_site_that_must_change_comes_before_one_that_may(llm: StubLLM, inputs: Inputs) -> None:
+    llm.content = json.dumps(
+        {
+            "next_edits": [
+                {"entity": "pkg.registry.dispatch", "reason": "check the registry"},
+                {"entity": "pkg.views.login_view", "reason": "pass mfa_code to login"},
+            ]
+        }
+    )
+    result = _decide(inputs, llm.client())
+    assert (result.source, [i.entity for i in result.items]) == (
+        "llm",
+        ["pkg.views.login_view", "pkg.registry.dispatch"],
+    )
+
+
+def test_a_reply_naming_no_site_that_must_change_falls_back(llm: StubLLM, inputs: Inputs) -> None:
+    llm.content = json.dumps(
+        {"next_edits": [{"entity": "pkg.registry.dispatch", "reason": "check the registry"}]}
+    )
+    assert _decide(inputs, llm.client()) == FAILED
+
+
 def test_fenced_reply_is_used(llm: StubLLM, inputs: Inputs) -> None:
     llm.content = (
         'Here you go:\n```json\n{"next_edits": [{"entity": "pkg.views.login_view", '
