@@ -23,7 +23,7 @@ from impact_ls.analysis.nextedit import CompletionClient, decide_next_edits, nex
 from impact_ls.analysis.rank import Ranked, rank_members
 from impact_ls.analysis.testmap import format_test_map, map_tests
 from impact_ls.analysis.triage import triage_members
-from impact_ls.analysis.walk import walk_dependents
+from impact_ls.analysis.walk import WalkResult, walk_dependents
 from impact_ls.config import Settings
 from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.model import (
@@ -159,7 +159,7 @@ def _walk(changes: Sequence[Change], graph: CodeGraph, settings: Settings) -> _W
         )
         if walk.truncated:
             truncated = True
-            notes.append(f"{change.entity}: walk capped, {walk.omitted} farther sites omitted")
+            notes.append(_cap_note(change, walk, settings.max_walk_nodes))
         members.extend(walk.members)
         by_seed.setdefault(change.entity, []).extend(walk.members)
     return _Walked(
@@ -168,6 +168,15 @@ def _walk(changes: Sequence[Change], graph: CodeGraph, settings: Settings) -> _W
         notes=tuple(notes),
         truncated=truncated,
     )
+
+
+def _cap_note(change: Change, walk: WalkResult, cap: int) -> str:
+    if walk.omitted_direct:
+        return (
+            f"{change.entity}: walk capped at max-walk-nodes = {cap}; {walk.omitted} dependents "
+            f"not kept, {walk.omitted_direct} of them direct"
+        )
+    return f"{change.entity}: walk capped, {walk.omitted} farther sites omitted"
 
 
 def _hidden(changes: Sequence[Change], graph: CodeGraph) -> tuple[Unanalyzable, ...]:

@@ -62,30 +62,10 @@ def _base_label(base: str) -> str:
 
 
 def _note_text(note: str) -> str:
-    """A note in plain words; a walk cap that kept only direct dependents says no "farther"."""
+    """A note in plain words, with what to do about a skipped file."""
     if note.startswith("skipped ") and "larger than" in note:
         return note + " (raise max-file-bytes in [tool.impact-ls] to include it)"
     return note
-
-
-def _walk_note(note: str, report: Report) -> str:
-    """The walk-cap note, without calling direct callers "farther" when only they were kept."""
-    head, sep, tail = note.partition(": walk capped, ")
-    if not sep or " farther sites omitted" not in tail:
-        return note
-    omitted = tail.split(" ", 1)[0]
-    entries = [
-        e
-        for bucket in (report.triage.must_inspect, report.triage.may_impact, report.triage.low_risk)
-        for e in bucket
-        if e.seed == head
-    ]
-    if entries and max(e.distance for e in entries) > 1:
-        return note
-    return (
-        f"{head}: the walk stopped at max-walk-nodes; {omitted} more dependents were not "
-        "visited, direct ones among them"
-    )
 
 
 def _notes(report: Report) -> tuple[list[str], list[str]]:
@@ -93,10 +73,8 @@ def _notes(report: Report) -> tuple[list[str], list[str]]:
     urgent: list[str] = []
     rest: list[str] = []
     for raw in report.audit.notes:
-        note = _walk_note(_note_text(raw), report)
-        (urgent if note.startswith(_URGENT_NOTES) or ": walk capped, " in raw else rest).append(
-            note
-        )
+        note = _note_text(raw)
+        (urgent if note.startswith(_URGENT_NOTES) or ": walk capped" in raw else rest).append(note)
     return urgent, rest
 
 

@@ -115,3 +115,14 @@ def test_a_body_edit_that_cannot_escape_selects_no_test_and_no_site():
     assert [(c.change_type, c.escapes) for c in report.changes] == [(ChangeType.METHOD_BODY, False)]
     assert report.tests == () and test_map == ""
     assert report.triage.must_inspect == report.triage.may_impact == ()
+
+
+def test_a_cap_that_cuts_direct_callers_says_so():
+    cli = "from pkg.auth import login\n\n\ndef main():\n    login('root')\n"
+    graph = _graph({**FILES, "pkg/auth.py": AUTH_AFTER, "pkg/cli.py": cli})
+    source = SourceChange(file="pkg/auth.py", module="pkg.auth", before=AUTH, after=AUTH_AFTER)
+    report, _ = analyze(graph=graph, sources=[source], settings=Settings(max_walk_nodes=1))
+    assert (
+        "pkg.auth.login: walk capped at max-walk-nodes = 1; 3 dependents not kept, 1 of them direct"
+        in report.audit.notes
+    )
