@@ -48,6 +48,10 @@ def _edge(source: str, target: str, kind: EdgeKind, file: str, line: int, **kw) 
     )
 
 
+def _hit(file: str, test: str, conf: float, entity: str) -> TestHit:
+    return TestHit(file=file, test=TestId(test), conf=conf, entity=Q(entity))
+
+
 def _graph() -> CodeGraph:
     nodes = [
         _node("pkg.auth.login", NodeKind.FUNCTION, "pkg/auth.py", 5),
@@ -126,11 +130,20 @@ def test_weights_follow_the_widest_path():
         max_pairs=256,
     )
     assert hits == (
-        TestHit(file="pkg/auth.py", test=TestId("tests/test_api.py::test_handle"), conf=1.0),
-        TestHit(file="pkg/auth.py", test=TestId("tests/test_auth.py::test_login"), conf=1.0),
-        TestHit(file="pkg/auth.py", test=TestId("tests/test_fix.py::test_with_user"), conf=1.0),
-        TestHit(file="pkg/auth.py", test=TestId("tests/test_flow.py::test_sign_in"), conf=0.56),
-        TestHit(file="pkg/auth.py", test=TestId("tests/test_smoke.py::test_imports"), conf=0.45),
+        _hit("pkg/auth.py", "tests/test_api.py::test_handle", 1.0, "tests.test_api.test_handle"),
+        _hit("pkg/auth.py", "tests/test_auth.py::test_login", 1.0, "tests.test_auth.test_login"),
+        _hit(
+            "pkg/auth.py", "tests/test_fix.py::test_with_user", 1.0, "tests.test_fix.test_with_user"
+        ),
+        _hit(
+            "pkg/auth.py", "tests/test_flow.py::test_sign_in", 0.56, "tests.test_flow.test_sign_in"
+        ),
+        _hit(
+            "pkg/auth.py",
+            "tests/test_smoke.py::test_imports",
+            0.45,
+            "tests.test_smoke.test_imports",
+        ),
     )
 
 
@@ -197,5 +210,5 @@ def test_reexported_name_reaches_tests_importing_the_package():
         max_pairs=256,
     )
     assert hits == (
-        TestHit(file="pkg/impl.py", test=TestId("tests/test_pkg.py::test_f"), conf=0.45),
+        _hit("pkg/impl.py", "tests/test_pkg.py::test_f", 0.45, "tests.test_pkg.test_f"),
     )

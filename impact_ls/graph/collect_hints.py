@@ -1,0 +1,149 @@
+"""The few facts pytest's collection needs that the code graph does not record, read from text.
+
+The graph knows definitions, imports and bases, but not (1) the values of ``__test__``
+assignments (``__test__ = False`` in a class or module body, ``test_f.__test__ = False`` after a
+definition), (2) the name a ``from m import x as y`` binds (pytest collects ``y``), (3) which
+imports are ``from m import *`` (they bind every public name of ``m``) and (4) a module's
+``__all__`` (which a star import obeys). ``scan_hints(text)`` extracts exactly these from one
+file without executing anything; ``graph/collection.py`` reads them.
+
+Cheap on purpose: a few anchored line patterns, each run only when a substring check says it
+can match; the file is never parsed, and the caller caches the result by content digest.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+_TEST_ASSIGN = re.compile(
+    r"^(?P<indent>[ \t]*)(?:(?P<owner>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\.)?__test__[ \t]*"
+    r"(?::[^=\n]*)?=(?!=)[ \t]*(?P<value>[^\n#;]*)",
+    re.M,
+)
+_BLOCK = re.compile(
+    r"^(?P<indent>[ \t]*)(?:async[ \t]+)?(?P<kind>def|class)[ \t]+(?P<name>\w+)", re.M
+)
+_FROM = re.compile(r"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*(?P<names>\([^)]*\)|[^\n]*)", re.M)
+_STAR = re.compile(r"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]+\*", re.M)
+_ALL = re.compile(r"^__all__[ \t]*(?::[^=\n]*)?=[ \t]*(?P<value>[\[(][^\])]*[\])])", re.M)
+_ALIAS = re.compile(r"^(?P<name>\w+)(?:\s+as\s+(?P<bound>\w+))?$")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FileHints:
+    """What one file says about collection beyond the graph.
+
+    ``test_flags``: (module-relative scope, value) per literal ``__test__`` assignment in the
+    module body or a class body, or ``X.__test__ = v`` there (scope ``X``); the value is True
+    for ``True``, False for a falsy constant and None for anything else (not a literal ``True``,
+    so not enough to collect a class by, but not known falsy either). The last assignment wins.
+    ``imports``: (imported name, bound name) of every module-level from-import, when the file
+    has an aliased one (else empty: every import binds its own name). ``star_lines``: lines of
+    module-level ``from m import *``. ``all_names``: a literal module-level ``__all__``.
+    """
+
+    test_flags: tuple[tuple[str, bool | None], ...] = ()
+    imports: tuple[tuple[str, str], ...] = ()
+    star_lines: tuple[int, ...] = ()
+    all_names: tuple[str, ...] | None = None
+
+    def flag(self, scope: str) -> bool | None:
+        """The last ``__test__`` value assigned in ``scope`` (None: none, or not a literal)."""
+        found: bool | None = None
+        for name, value in self.test_flags:
+            if name == scope:
+                found = value
+        return found
+
+    def has_flag(self, scope: str) -> bool:
+        """Whether ``scope`` assigns ``__test__`` at all."""
+        return any(name == scope for name, _ in self.test_flags)
+
+    def bound_names(self, name: str) -> tuple[str, ...]:
+        """The names a module-level from-import of ``name`` binds here (``name`` by default)."""
+        bound = tuple(b for n, b in self.imports if n == name)
+        return bound or (name,)
+
+
+EMPTY_HINTS = FileHints()
+
+
+def scan_hints(text: str) -> FileHints:
+    """The collection facts of one file's text (line patterns only; no parse of the file).
+
+    Scopes come from indentation: a ``__test__`` line belongs to the classes whose ``class``
+    lines enclose it, and is ignored inside a ``def``. Text inside a multi-line string that
+    looks like code may be misread; that costs at most a hint about a name the graph lacks.
+    """
+    flags = _test_flags(text) if "__test__" in text else ()
+    imports: tuple[tuple[str, str], ...] = ()
+    if " as " in text and "from" in text:
+        pairs = [p for m in _FROM.finditer(text) for p in _import_pairs(m.group("names"))]
+        if any(name != bound for name, bound in pairs):
+            imports = tuple(pairs)
+    stars: tuple[int, ...] = ()
+    if "*" in text and "import" in text:
+        stars = tuple(text.count("\n", 0, m.start()) + 1 for m in _STAR.finditer(text))
+    all_names = _all_names(text) if "__all__" in text else None
+    if not (flags or imports or stars or all_names is not None):
+        return EMPTY_HINTS
+    return FileHints(test_flags=flags, imports=imports, star_lines=stars, all_names=all_names)
+
+
+def _test_flags(text: str) -> tuple[tuple[str, bool | None], ...]:
+    events = sorted(
+        [(m.start(), "block", m) for m in _BLOCK.finditer(text)]
+        + [(m.start(), "flag", m) for m in _TEST_ASSIGN.finditer(text)],
+        key=lambda e: e[0],
+    )
+    stack: list[tuple[int, str, str]] = []  # (indent width, "def" | "class", name)
+    flags: list[tuple[str, bool | None]] = []
+    for _, event, match in events:
+        width = len(match.group("indent").expandtabs())
+        while stack and stack[-1][0] >= width:
+            stack.pop()
+        if event == "block":
+            stack.append((width, match.group("kind"), match.group("name")))
+            continue
+        if any(kind == "def" for _, kind, _ in stack):
+            continue  # a function's local: never seen by collection
+        scope = ".".join(name for _, _, name in stack)
+        owner = match.group("owner")
+        if owner:
+            scope = f"{scope}.{owner}" if scope else owner
+        flags.append((scope, _flag(match.group("value"))))
+    return tuple(flags)
+
+
+def _flag(value: str) -> bool | None:
+    try:
+        literal = ast.literal_eval(value.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    if literal is True:
+        return True
+    return False if not literal else None
+
+
+def _import_pairs(names: str) -> list[tuple[str, str]]:
+    pairs = []
+    for part in names.strip().strip("()").replace("\\\n", " ").split(","):
+        found = _ALIAS.match(part.split("#", 1)[0].strip())
+        if found is not None:
+            pairs.append((found.group("name"), found.group("bound") or found.group("name")))
+    return pairs
+
+
+def _all_names(text: str) -> tuple[str, ...] | None:
+    found = _ALL.search(text)
+    if found is None:
+        return None
+    try:
+        value = ast.literal_eval(found.group("value"))
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    return None
