@@ -104,7 +104,8 @@ _INIT_BASES = frozenset(
         "BaseException",
     }
 )
-_INIT_SUFFIXES = ("Error", "Exception", "Warning")
+# ``TestCase`` too: with ``-p no:unittest`` a TestCase is a plain class with an ``__init__``
+_INIT_SUFFIXES = ("Error", "Exception", "Warning", "TestCase")
 _IMPORTS = (EdgeKind.IMPORT, EdgeKind.REEXPORT)
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*")
 
@@ -484,7 +485,7 @@ class _Model:
         """The attributes of the class that may become items (first definition in MRO order).
 
         Only names that can matter are merged — ``test*`` (unittest), ``runTest``, names
-        matching ``python_functions``/``python_classes``, and ``__init__``/``__new__`` — since
+        matching ``python_functions``/``python_classes``, classes, ``__init__``/``__new__`` — since
         a large project base class brings hundreds of helpers to every subclass.
         """
         known = self._merged.get(qid)
@@ -520,7 +521,8 @@ class _Model:
                 or _matches_name(self.config.python_functions, name)
                 or _matches_name(self.config.python_classes, name)
             )
-        return known or self._flag(node.id, node.file) is True
+        # a nested class of any name may be a unittest case
+        return known or node.kind is NodeKind.CLASS or self._flag(node.id, node.file) is True
 
     def _own_members(self, qid: QualName) -> dict[str, Node]:
         known = self._own.get(qid)
