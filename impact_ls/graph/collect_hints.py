@@ -39,8 +39,9 @@ class FileHints:
     module body or a class body, or ``X.__test__ = v`` there (scope ``X``); the value is True
     for ``True``, False for a falsy constant and None for anything else (not a literal ``True``,
     so not enough to collect a class by, but not known falsy either). The last assignment wins.
-    ``imports``: (imported name, bound name) of every module-level from-import, when the file
-    has an aliased one (else empty: every import binds its own name). ``star_lines``: lines of
+    ``imports``: (imported name, bound name) of every from-import, when the file has an aliased
+    one (else empty: every import binds its own name); the model reads them only for the
+    module-level import edges of the graph. ``star_lines``: lines of
     module-level ``from m import *``. ``all_names``: a literal module-level ``__all__``.
     """
 
@@ -128,9 +129,10 @@ def _flag(value: str) -> bool | None:
 
 
 def _import_pairs(names: str) -> list[tuple[str, str]]:
+    text = " ".join(line.split("#", 1)[0] for line in names.splitlines())
     pairs = []
-    for part in names.strip().strip("()").replace("\\\n", " ").split(","):
-        found = _ALIAS.match(part.split("#", 1)[0].strip())
+    for part in text.strip().strip("()").replace("\\", " ").split(","):
+        found = _ALIAS.match(part.strip())
         if found is not None:
             pairs.append((found.group("name"), found.group("bound") or found.group("name")))
     return pairs
