@@ -6,11 +6,8 @@ several ids, and a definition the extractor did not mark as a test may be one. N
 imported or executed; the rules are pytest 9's (``_pytest/python.py``, ``main.py``,
 ``unittest.py``), applied to graph facts:
 
-- **files**: under each ``testpaths`` entry (globbed against the graph's files; none matching,
-  or none given, means the root), not below a directory matching ``norecursedirs`` or an
-  ``--ignore``/``--ignore-glob`` from ``addopts``, with a basename matching ``python_files``
-  (a file named in ``testpaths`` itself is collected whatever its name). Patterns follow
-  pytest's ``fnmatch_ex``: without a ``/`` they match the name, with one the absolute path.
+- **files**: ``graph/collect_files.py`` (``testpaths``, ``norecursedirs``, ``--ignore`` and
+  ``python_files``, as pytest applies them).
 - **module namespace**: what the module defines (``contains``) and what it imports at module
   level (``import``/``reexport`` edges, under the bound name — ``as`` aliases from the hints; a
   ``from m import *`` binds ``m``'s public names or its ``__all__``). ``collect_imported_tests
@@ -47,13 +44,13 @@ from __future__ import annotations
 
 import fnmatch
 import logging
-import posixpath
 import re
 import types
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from types import MappingProxyType
 
 from impact_ls.graph.codegraph import CodeGraph
+from impact_ls.graph.collect_files import collected_files
 from impact_ls.graph.collect_hints import EMPTY_HINTS, FileHints
 from impact_ls.graph.pytest_config import PytestConfig
 from impact_ls.model import EdgeKind, Node, NodeKind, QualName, TestId
@@ -214,86 +211,13 @@ class _Model:
         self._items: dict[QualName, tuple[tuple[str, QualName], ...]] = {}
         self._unittest_found: dict[QualName, tuple[tuple[str, QualName], ...]] = {}
         self._modules: dict[str, str] = {}
-        self._dirs: dict[tuple[str, str], bool] = {}
         self._candidates: dict[str, bool] = {}
         self._own_kept: dict[QualName, dict[str, Node]] = {}
 
-    # ------------------------------------------------------------------ files
-
     def test_modules(self) -> list[Node]:
         """The module nodes of the files pytest collects, sorted by file."""
-        modules = [n for n in self.graph.nodes() if n.kind is NodeKind.MODULE]
-        starts = self._starts(m.file for m in modules)
-        return sorted(
-            (m for m in modules if self._collects_file(m.file, starts)), key=lambda m: m.file
-        )
-
-    def _starts(self, files: Iterable[str]) -> tuple[str, ...]:
-        """The initial paths: ``testpaths`` globbed against what exists, else the root."""
-        if not self.config.testpaths:
-            return ("",)
-        known: set[str] = set()
-        for file in files:
-            known.add(file)
-            parent = posixpath.dirname(file)
-            while parent and parent not in known:
-                known.add(parent)
-                parent = posixpath.dirname(parent)
-        found: set[str] = set()
-        for pattern in self.config.testpaths:
-            found.update(_glob(self._relative(pattern), known))
-        return tuple(sorted(found)) or ("",)
-
-    def _relative(self, path: str) -> str:
-        text = path.replace("\\", "/")
-        root = self.config.root.rstrip("/")
-        if root and text.startswith(root + "/"):
-            text = text[len(root) + 1 :]
-        text = posixpath.normpath(text) if text else "."
-        return "" if text == "." else text
-
-    def _collects_file(self, file: str, starts: tuple[str, ...]) -> bool:
-        if not file.endswith(".py"):
-            return False
-        for start in starts:
-            if file == start:
-                return not self._ignored(file)
-            if start and not file.startswith(start + "/"):
-                continue
-            if self._under_collected_dirs(file, start) and not self._ignored(file):
-                return _matches_path(self.config.python_files, file, self.config.root)
-        return False
-
-    def _under_collected_dirs(self, file: str, start: str) -> bool:
-        """Whether no directory between ``start`` (exempt) and ``file`` stops the recursion."""
-        return self._dir_collected(posixpath.dirname(file), start)
-
-    def _dir_collected(self, directory: str, start: str) -> bool:
-        if directory == start or not directory:
-            return True
-        key = (directory, start)
-        known = self._dirs.get(key)
-        if known is None:
-            parent = posixpath.dirname(directory)
-            known = (
-                self._dir_collected(parent, start)
-                and posixpath.basename(directory) != "__pycache__"
-                and not self._ignored(directory)
-                and not _matches_path(self.config.norecursedirs, directory, self.config.root)
-            )
-            self._dirs[key] = known
-        return known
-
-    def _ignored(self, path: str) -> bool:
-        if path in self.config.ignore:
-            return True
-        if not self.config.ignore_glob:
-            return False
-        absolute = _absolute(path, self.config.root)
-        return any(
-            fnmatch.fnmatch(absolute, _absolute(glob, self.config.root))
-            for glob in self.config.ignore_glob
-        )
+        modules = {n.file: n for n in self.graph.nodes() if n.kind is NodeKind.MODULE}
+        return [modules[f] for f in sorted(collected_files(modules, self.config))]
 
     # ------------------------------------------------------------------ namespaces
 
@@ -720,55 +644,3 @@ def _matches_name(options: tuple[str, ...], name: str) -> bool:
         if ("*" in option or "?" in option or "[" in option) and fnmatch.fnmatch(name, option):
             return True
     return False
-
-
-def _absolute(path: str, root: str) -> str:
-    root = root.rstrip("/")
-    if path.startswith("/"):
-        return path
-    return f"{root}/{path}" if path else (root or "/")
-
-
-def _matches_path(patterns: tuple[str, ...], path: str, root: str) -> bool:
-    """pytest's ``fnmatch_ex``: a pattern without ``/`` matches the name, else the full path."""
-    name = path.rsplit("/", 1)[-1]
-    for pattern in patterns:
-        if "/" not in pattern:
-            if fnmatch.fnmatch(name, pattern):
-                return True
-        elif fnmatch.fnmatch(
-            _absolute(path, root), pattern if pattern.startswith("/") else f"*/{pattern}"
-        ):
-            return True
-    return False
-
-
-def _glob(pattern: str, known: set[str]) -> list[str]:
-    """``glob.glob(pattern, recursive=True)`` over the known files and directories."""
-    pattern = pattern.rstrip("/")
-    if not pattern:
-        return [""]
-    if not any(c in pattern for c in "*?["):
-        return [pattern] if pattern in known else []
-    segments = pattern.split("/")
-    return sorted(p for p in known if _glob_match(segments, p.split("/")))
-
-
-def _glob_match(segments: list[str], parts: list[str]) -> bool:
-    """One path against glob segments: ``**`` spans any number of parts; wildcards skip
-    names starting with a dot unless the segment does (as ``glob`` does)."""
-    if not segments:
-        return not parts
-    head = segments[0]
-    if head == "**":
-        return any(
-            _glob_match(segments[1:], parts[i:])
-            for i in range(len(parts) + 1)
-            if not any(p.startswith(".") for p in parts[:i])
-        )
-    if not parts:
-        return False
-    part = parts[0]
-    if part.startswith(".") and not head.startswith("."):
-        return False
-    return fnmatch.fnmatchcase(part, head) and _glob_match(segments[1:], parts[1:])

@@ -30,6 +30,7 @@ error there, so no collection is right and none is better than a guess. Not mode
 from __future__ import annotations
 
 import logging
+import posixpath
 import shlex
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -169,10 +170,9 @@ def config_from_values(
     Raises ``PytestConfigError`` where pytest would raise a usage error.
     """
     lists = {name: _as_list(name, values[name]) for name in _LIST_OPTIONS if name in values}
+    # pytest reads testpaths only when run in its rootdir (the config file's folder)
     testpaths = tuple(lists.get("testpaths", ())) if at_rootdir else ()
     notes: list[str] = []
-    if not at_rootdir and lists.get("testpaths"):
-        notes.append(f"{source}: testpaths ignored (pytest reads them only from its rootdir)")
     addopts = _as_list("addopts", values.get("addopts", ()))
     opts = _addopts(addopts, notes, source)
     return PytestConfig(
@@ -222,7 +222,8 @@ def _addopts(args: Sequence[str], notes: list[str], source: str) -> _Opts:
                 opts.unittest = False
         else:
             for option, label in _UNMODELLED_OPTS.items():
-                if name == option or (len(option) == 2 and arg.startswith(option) and arg != name):
+                # a short option may carry its value attached (``-mslow``)
+                if name == option or (len(option) == 2 and arg.startswith(option)):
                     unmodelled.add(label)
     if unmodelled:
         notes.append(f"{source}: addopts uses {', '.join(sorted(unmodelled))}: not modelled")
@@ -230,11 +231,9 @@ def _addopts(args: Sequence[str], notes: list[str], source: str) -> _Opts:
 
 
 def _relative(path: str) -> str:
-    """An ``--ignore`` path as a root-relative posix path (pytest resolves it against cwd)."""
-    text = path.replace("\\", "/").rstrip("/")
-    while text.startswith("./"):
-        text = text[2:]
-    return text
+    """An ``--ignore`` path as a normalised posix path (pytest resolves it against cwd)."""
+    text = posixpath.normpath(path.replace("\\", "/")) if path else ""
+    return "" if text == "." else text
 
 
 def _as_list(name: str, value: object) -> list[str]:
@@ -299,14 +298,10 @@ def _pyproject(text: str) -> Loaded:
         return None
     table = _table("[tool.pytest.ini_options]", ini)
     # ini mode: every scalar is read as its string
-    return "[tool.pytest.ini_options]", {
-        k: v if isinstance(v, list) else _ini_scalar(v) for k, v in table.items()
-    }
-
-
-def _ini_scalar(value: object) -> str:
     # pytest's str(True) is "True", which its bool parser accepts
-    return str(value)
+    return "[tool.pytest.ini_options]", {
+        k: v if isinstance(v, list) else str(v) for k, v in table.items()
+    }
 
 
 def _toml(text: str) -> dict[str, object]:

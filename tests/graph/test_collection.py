@@ -259,3 +259,34 @@ def test_a_config_pytest_refuses_gives_defaults_and_a_note(tmp_path: Path):
     assert any("no longer supported" in note for note in tests.config.notes)
     result = _pytest(tmp_path, "--collect-only", "-q")
     assert result.returncode != 0
+
+
+@pytest.mark.slow
+def test_path_patterns_globs_and_ignores_follow_pytest(tmp_path: Path):
+    root = tmp_path / "paths"
+    files = {
+        "pytest.ini": "[pytest]\n"
+        "testpaths = src/**/suite\n"
+        "python_files = test_*.py */deep/check_*.py\n"
+        "addopts = --ignore-glob=*_slow.py --ignore src/pkg/suite/skipped\n",
+        "src/pkg/suite/test_a.py": "def test_a():\n    pass\n",
+        "src/pkg/suite/test_a_slow.py": "def test_slow():\n    pass\n",
+        "src/pkg/suite/deep/check_b.py": "def test_b():\n    pass\n",
+        "src/pkg/suite/check_c.py": "def test_c():\n    pass\n",
+        "src/pkg/suite/skipped/test_d.py": "def test_d():\n    pass\n",
+        "src/pkg/suite/.hidden/test_e.py": "def test_e():\n    pass\n",
+        "src/other/test_f.py": "def test_f():\n    pass\n",
+        "src/.secret/suite/test_g.py": "def test_g():\n    pass\n",
+    }
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    assert (
+        set(model(root).ids())
+        == pytest_ids(root)
+        == {
+            "src/pkg/suite/test_a.py::test_a",
+            "src/pkg/suite/deep/check_b.py::test_b",
+        }
+    )
