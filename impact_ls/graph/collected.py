@@ -15,6 +15,7 @@ Not thread-safe by itself: callers hold the project index's lock, as for every g
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -102,6 +103,7 @@ class CollectedTests:
         if known is not None and digest is not None and known[0] == digest:
             return known[1]
         text = self._text_of(file)
-        hints = scan_hints(text) if text is not None else EMPTY_HINTS
+        # the tests run on this machine, so its platform decides platform branches
+        hints = scan_hints(text, platform=sys.platform) if text is not None else EMPTY_HINTS
         self._hints[file] = (digest, hints)
         return hints

@@ -29,9 +29,10 @@ imported or executed; the rules are pytest 9's (``_pytest/python.py``, ``main.py
   expanding ``[param-ids]`` would need the decorator arguments, which the graph does not keep.
 
 What the graph does not record, ``hints`` (``graph/collect_hints.py``, read at the edge) adds:
-literal ``__test__`` values, import aliases, star-import lines and ``__all__``. Facts that are
-still missing, and so not modelled: inherit edges to classes outside the project (a base is a
-``unittest.TestCase`` when it is external and its name ends in ``TestCase`` — true of
+literal ``__test__`` values, import aliases, star-import lines, ``__all__``, and definitions in
+``sys.platform``/``os.name`` branches not taken on this machine (they do not exist here). Facts
+that are still missing, and so not modelled: inherit edges to classes outside the project (a base
+is a ``unittest.TestCase`` when it is external and its name ends in ``TestCase`` — true of
 ``unittest``, django, twisted, absltest, tornado; the ``__init__``/``__test__`` of other external
 bases are unknown and assumed absent), test attributes bound by plain assignment (``test_b =
 test_a``), ``collect_ignore`` and collection hooks in conftest files, ``pytest_generate_tests``
@@ -252,7 +253,8 @@ class _Model:
             if node is None:
                 continue
             if edge.kind is EdgeKind.CONTAINS and node.kind in _DEFINITIONS:
-                bind(node.name, node.span.line, node.id)
+                if not self._absent(node):
+                    bind(node.name, node.span.line, node.id)
             elif edge.kind not in _IMPORTS or not imported:
                 continue
             elif node.kind in _DEFINITIONS:
@@ -456,7 +458,7 @@ class _Model:
                 if edge.kind is not EdgeKind.CONTAINS:
                     continue
                 node = self.graph.node(edge.target)
-                if node is None:
+                if node is None or self._absent(node):
                     continue
                 name = node.name
                 if name not in lines or lines[name].span.line <= node.span.line:
@@ -545,6 +547,14 @@ class _Model:
             return None
         scope = self._scope(qid, file)
         return None if scope is None else hints.flag(scope)
+
+    def _absent(self, node: Node) -> bool:
+        """Whether ``node`` is defined only in a platform branch not taken here."""
+        hints = self.hints.get(node.file)
+        if hints is None or not hints.absent:
+            return False
+        scope = self._scope(node.id, node.file)
+        return scope is not None and scope in hints.absent
 
     def _has_flag(self, qid: str, file: str) -> bool:
         hints = self.hints.get(file)

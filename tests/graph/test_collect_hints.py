@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from impact_ls.graph.collect_hints import EMPTY_HINTS, scan_hints
+from impact_ls.graph.collect_hints import EMPTY_HINTS
+from impact_ls.graph.collect_hints import scan_hints as scan
+
+
+def scan_hints(text: str):
+    return scan(text, platform="linux")
 
 
 def test_test_flags_know_their_scope_and_value():
@@ -59,3 +64,66 @@ def test_a_computed_all_is_unknown():
 
 def test_a_file_with_nothing_of_interest_is_not_scanned_further():
     assert scan_hints("import os\n\ndef test_a():\n    assert os.sep\n") is EMPTY_HINTS
+
+
+PLATFORM_TESTS = """\
+import os, sys, platform
+if sys.platform == "win32":
+    def test_windows():
+        pass
+    class TestWin:
+        def test_in_class(self):
+            pass
+elif sys.platform.startswith(("linux", "freebsd")):
+    def test_unix():
+        pass
+else:
+    def test_other():
+        pass
+if os.name != "nt" and platform.system() == "Linux":
+    def test_linux_only():
+        pass
+if not sys.platform == "darwin":
+    def test_not_mac():
+        pass
+if sys.platform in ("win32", "cygwin") or FLAG:
+    def test_unknown():
+        pass
+if SOMETHING:
+    def test_windows():
+        pass
+class TestMixed:
+    if sys.platform == "win32":
+        def test_win_method(self):
+            pass
+    else:
+        def test_posix_method(self):
+            pass
+    def test_always(self):
+        pass
+"""
+
+
+def test_definitions_in_branches_not_taken_on_this_platform_are_absent():
+    on_linux = scan(PLATFORM_TESTS, platform="linux").absent
+    assert on_linux == {
+        "TestWin",
+        "TestWin.test_in_class",
+        "test_other",
+        "TestMixed.test_win_method",
+    }
+    on_windows = scan(PLATFORM_TESTS, platform="win32").absent
+    assert on_windows == {
+        "test_unix",
+        "test_other",
+        "test_linux_only",
+        "TestMixed.test_posix_method",
+    }
+    assert scan(PLATFORM_TESTS, platform="darwin").absent == {
+        "TestWin",
+        "TestWin.test_in_class",
+        "test_unix",
+        "test_linux_only",
+        "test_not_mac",
+        "TestMixed.test_win_method",
+    }

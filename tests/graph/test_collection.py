@@ -26,6 +26,17 @@ from impact_ls.graph.project import ProjectIndex
 from impact_ls.graph.pytest_config import PytestConfig
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+_WIN = sys.platform == "win32"
+_PLATFORM_TESTS = {
+    "tests/test_platform.py::test_windows_only",
+    "tests/test_platform.py::TestWindows::test_console",
+    "tests/test_platform.py::TestMixed::test_win_method",
+}
+_POSIX_TESTS = {
+    "tests/test_platform.py::test_posix_only",
+    "tests/test_platform.py::test_not_nt",
+    "tests/test_platform.py::TestMixed::test_posix_method",
+}
 
 # ids the model and pytest must both have (present) or both lack (absent), per fixture
 ANCHORS: dict[str, tuple[set[str], set[str]]] = {
@@ -82,6 +93,11 @@ ANCHORS: dict[str, tuple[set[str], set[str]]] = {
             "tests/test_cases.py::Skeleton::test_skel",
             "tests/test_cases.py::Alpha::check_not_a_test",
         },
+    ),
+    "collect_platform": (
+        {"tests/test_platform.py::TestMixed::test_always"}
+        | (_PLATFORM_TESTS if _WIN else _POSIX_TESTS),
+        _POSIX_TESTS if _WIN else _PLATFORM_TESTS,
     ),
     "collect_param": (
         {"tests/test_param.py::test_values", "tests/test_param.py::TestParamClass::test_two"},
