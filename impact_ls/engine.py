@@ -21,6 +21,7 @@ from impact_ls.analysis.pipeline import SourceChange, analyze
 from impact_ls.cachedir import prepare_cache_dir, project_cache_dir
 from impact_ls.config import Settings, settings_from_mapping, settings_from_pyproject
 from impact_ls.errors import RevisionError
+from impact_ls.graph.collected import CollectedTests
 from impact_ls.graph.confirm import JediConfirmer
 from impact_ls.graph.project import ProjectIndex
 from impact_ls.graph.workspace import read_source
@@ -83,6 +84,8 @@ class Engine:
             self.root, self._text_of, digest_of=self._digest_of, node_of=self._node_of
         )
         self.index = self._new_index(settings)
+        # pytest's collection (config, per-file hints, node ids), cached per graph version
+        self.tests = CollectedTests(self.root, text_of=self._text_of, digest_of=self._digest_of)
         self._history: CoChangeIndex | None = None
         self._history_lock = threading.Lock()
 
@@ -110,6 +113,8 @@ class Engine:
     def build(self, *, progress: Progress | None = None) -> None:
         """Index (or re-index) the workspace; safe to call from a background thread."""
         self.index.build(progress=progress)
+        with self.index.lock:
+            self.tests.reload()
 
     def reconfigure(self, settings: Settings) -> None:
         """Apply new settings; the graph is re-indexed only when file selection changed."""
@@ -174,21 +179,32 @@ class Engine:
     def set_document(self, file: str, text: str) -> None:
         """Let an open buffer's text stand for ``file`` in the graph."""
         digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
-        self._documents[file] = (text, "buffer:" + digest)
-        self.index.update(file, text)
+        with self.index.lock:
+            self._documents[file] = (text, "buffer:" + digest)
+            self._update(file, text)
+
+    def _update(self, file: str, text: str | None) -> None:
+        """Patch the graph with ``file``'s text (None: gone), keeping the collection if it can."""
+        graph = self.index.graph
+        before, version = self.tests.fingerprint(graph, file), graph.version
+        if text is None:
+            self.index.remove(file)
+        else:
+            self.index.update(file, text)
+        self.tests.edited(self.index.graph, file, before=before, version=version)
 
     def close_document(self, file: str) -> None:
         """Return ``file`` to its text on disk (or drop it if it is gone)."""
-        self._documents.pop(file, None)
         text = read_source(self.root, file, self.settings)
-        if isinstance(text, str):
-            self.index.update(file, text)
-        else:
-            self.index.remove(file)
+        with self.index.lock:
+            self._documents.pop(file, None)
+            self._update(file, text if isinstance(text, str) else None)
 
     def refresh(self) -> tuple[str, ...]:
         """Re-read files that changed on disk and refresh co-change when HEAD moved."""
         changed = self.index.refresh()
+        with self.index.lock:
+            self.tests.reload()  # a pytest config file may be among the changes
         with self._history_lock, self._git_lock:
             if self._history is not None and self.repo is not None:
                 self._history = self._history.refresh(self.repo)
@@ -267,7 +283,7 @@ class Engine:
             )
             for edit in sorted(edits, key=lambda e: e.file)
         ]
-        notes = [*self.index.notes, *history.notes, *self.warnings]
+        notes = [*self.index.notes, *history.notes, *self.warnings, *self.tests.config.notes]
         if not self.index.ready:
             notes.append("indexing in progress: the graph is partial")
         if before is None and self.repo is not None:
@@ -276,6 +292,7 @@ class Engine:
         with self.index.lock, self.confirmer.budget(jedi_budget) as jedi:
             report, test_map = analyze(
                 graph=self.index.graph,
+                collection=self.tests.collection(self.index.graph),
                 sources=sources,
                 settings=self.settings,
                 cochange_of=cochange_of,

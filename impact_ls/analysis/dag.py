@@ -141,7 +141,7 @@ def _add_test_nodes(
     test_nodes = {n.test_id: n for n in graph.tests() if n.test_id is not None}
     test_entity: dict[str, QualName] = {}
     for hit in tests:
-        known = test_nodes.get(hit.test)
+        known = graph.node(hit.entity) if hit.entity is not None else test_nodes.get(hit.test)
         entity = known.id if known is not None else QualName(hit.test)
         test_entity[hit.test] = entity
         rank = _Rank(_TEST_DISTANCE, _TEST, hit.conf, entity)

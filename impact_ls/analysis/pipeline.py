@@ -1,11 +1,13 @@
 """The pipeline, stated once: classify → relations → walk → binding → hidden → cochange → testmap
 → rank → triage → batch → dag → nextedit ⇒ Report.
 
-Contract: ``analyze`` takes the current ``CodeGraph``, each dirty file's baseline and current
-text, ``Settings``, a co-change lookup and an optional completion client, and returns the
-``Report`` plus the ``test_map.txt`` text. It reads no file, clock or environment; the same input
-gives the same report. The walk starts from the *baseline* entity (a deleted or renamed function
-still finds its callers through dangling edges); the graph is the current state.
+Contract: ``analyze`` takes the current ``CodeGraph``, pytest's ``Collection`` of it (the node ids
+each test definition runs under; without one, the collection is modelled with pytest's default
+options), each dirty file's baseline and current text, ``Settings``, a co-change lookup and an
+optional completion client, and returns the ``Report`` plus the ``test_map.txt`` text. It reads no
+file, clock or environment; the same input gives the same report. The walk starts from the
+*baseline* entity (a deleted or renamed function still finds its callers through dangling edges);
+the graph is the current state.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from impact_ls.analysis.triage import triage_members
 from impact_ls.analysis.walk import WalkResult, walk_dependents
 from impact_ls.config import Settings
 from impact_ls.graph.codegraph import CodeGraph
+from impact_ls.graph.collection import Collection, collected_ids
+from impact_ls.graph.pytest_config import PytestConfig
 from impact_ls.model import (
     Audit,
     Batch,
@@ -77,16 +81,19 @@ def analyze(
     base: str = "HEAD",
     llm: CompletionClient | None = None,
     notes: Sequence[str] = (),
+    collection: Collection | None = None,
 ) -> tuple[Report, str]:
     """Run every stage in order and return the report and the ``test_map.txt`` text."""
+    if collection is None:
+        collection = collected_ids(graph, PytestConfig())
     classified = _classify(sources, settings)
     changes = classified.changes
     walked = _walk(changes, graph, settings)
     breaks = bind_sites(walked.members, changes, graph)
     hidden = _hidden(changes, graph)
     cochange = _cochange(changes, sources, cochange_of)
-    hits = _map_tests(changes, walked, graph, settings)
-    ranked = _rank(changes, walked, graph, cochange, _test_conf(hits, graph))
+    hits = _map_tests(changes, walked, graph, settings, collection)
+    ranked = _rank(changes, walked, graph, cochange, _test_conf(hits))
     triage = triage_members(ranked, changes, breaks=breaks, hidden=hidden, settings=settings)
     batches = _batch(triage, changes, graph, settings)
     dag = _dag(changes, triage, batches, hits, graph=graph, settings=settings)
@@ -197,15 +204,13 @@ def _cochange(
     return tuple(sorted(cochange_of(changed_files, task_text), key=lambda c: (-c.score, c.file)))
 
 
-def _test_conf(hits: Sequence[TestHit], graph: CodeGraph) -> dict[QualName, float]:
-    conf_by_test: dict[str, float] = {}
+def _test_conf(hits: Sequence[TestHit]) -> dict[QualName, float]:
+    """Each affected test definition's best confidence (over its ids and changed files)."""
+    conf: dict[QualName, float] = {}
     for hit in hits:
-        conf_by_test[hit.test] = max(conf_by_test.get(hit.test, 0.0), hit.conf)
-    return {
-        node.id: conf_by_test[node.test_id]
-        for node in graph.tests()
-        if node.test_id in conf_by_test
-    }
+        if hit.entity is not None:
+            conf[hit.entity] = max(conf.get(hit.entity, 0.0), hit.conf)
+    return conf
 
 
 def _rank(
@@ -231,7 +236,11 @@ def _rank(
 
 
 def _map_tests(
-    changes: Sequence[Change], walked: _Walked, graph: CodeGraph, settings: Settings
+    changes: Sequence[Change],
+    walked: _Walked,
+    graph: CodeGraph,
+    settings: Settings,
+    collection: Collection,
 ) -> tuple[TestHit, ...]:
     return map_tests(
         changes,
@@ -239,6 +248,7 @@ def _map_tests(
         graph,
         min_conf=settings.test_map_min,
         max_pairs=settings.max_test_pairs,
+        collection=collection,
     )
 
 

@@ -44,6 +44,7 @@ class CodeGraph:
         # instead cost milliseconds per analysis on django).
         self._tests: dict[QualName, Node] = {}
         self._getattr_by_file: dict[str, list[DynamicRef]] = {}
+        self._version = 0
         self.confirmer = confirmer
 
     @classmethod
@@ -79,6 +80,7 @@ class CodeGraph:
     ) -> None:
         """Swap everything that ``file`` defines or evidences for the given values."""
         self.remove_file(file)
+        self._version += 1
         for node in nodes:
             self._nodes[node.id] = node
             self._by_file[file][node.id] = node
@@ -101,6 +103,7 @@ class CodeGraph:
     def replace_edges(self, file: str, edges: Iterable[Edge]) -> None:
         """Swap only the edges evidenced in ``file`` (re-resolution after another file changed)."""
         self._drop_edges(file)
+        self._version += 1
         for edge in edges:
             self._edges_by_file[file].append(edge)
             self._incoming[edge.target].append(edge)
@@ -108,6 +111,7 @@ class CodeGraph:
 
     def remove_file(self, file: str) -> None:
         """Forget everything defined or evidenced in ``file``."""
+        self._version += 1
         for qid in self._by_file.pop(file, {}):
             node = self._nodes.pop(qid, None)
             if node is not None:
@@ -134,6 +138,11 @@ class CodeGraph:
                 bucket[:] = [e for e in bucket if e.file != file]
                 if not bucket:
                     del index[key]
+
+    @property
+    def version(self) -> int:
+        """A counter bumped by every change, so derived values can be cached per version."""
+        return self._version
 
     def node(self, qid: str) -> Node | None:
         """The node with this qualname, if the current text defines it."""
