@@ -1,4 +1,4 @@
-"""The ``impact-ls`` command line: analyze, tests, index, serve, demo.
+"""The ``impact-ls`` command line: analyze, tests, index, serve, demo, record.
 
 The only place that configures logging. Each subcommand lives in its own ``_cmd_*`` function;
 ``main`` maps a deliberate ``ImpactError`` to a clear message and exit status 2, and any other
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from impact_ls import __version__
 from impact_ls.errors import ImpactError, RootNotFoundError, UsageError
+from impact_ls.record.command import add_record_parser
 
 if TYPE_CHECKING:
     from impact_ls.engine import Engine
@@ -89,6 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="show a blast radius on a bundled example project")
     demo.add_argument("--keep", action="store_true", help="keep the temporary project")
     demo.add_argument("--format", choices=("text", "json"), default="text")
+
+    add_record_parser(sub)
     return parser
 
 
@@ -325,10 +328,17 @@ def _progress_bar(label: str) -> Callable[[int, int], None] | None:
     return show
 
 
+def _cmd_record(args: argparse.Namespace) -> int:
+    from impact_ls.record.command import run_record
+
+    return run_record(args, root=_root(args.root))
+
+
 _COMMANDS = {
     "analyze": _cmd_analyze,
     "tests": _cmd_tests,
     "index": _cmd_index,
     "serve": _cmd_serve,
     "demo": _cmd_demo,
+    "record": _cmd_record,
 }

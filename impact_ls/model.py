@@ -310,6 +310,14 @@ class Batch:
         return len(self.members)
 
 
+class Evidence(StrEnum):
+    """Why a test was selected: a static path in the graph, recorded coverage, or both."""
+
+    STATIC = "static"
+    RECORDED = "recorded"
+    BOTH = "both"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TestHit:
     __test__ = False  # not a pytest class, despite the name
@@ -317,6 +325,7 @@ class TestHit:
     file: str
     test: TestId
     conf: float
+    evidence: Evidence = Evidence.STATIC
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

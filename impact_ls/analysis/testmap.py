@@ -21,6 +21,11 @@ Contract:
              (Spec §3.5 says "max single-edge weight" but its own example — a two-hop CALLS
              chain scores 0.56 although the test's own edge is a TESTS edge — is the bottleneck
              reading, which is what is implemented.) A start that is itself a test scores 1.0.
+    recorded with ``recorded`` (coverage stored by ``impact-ls record``), a test that executed a
+             line of a file's start entity is affected too: conf 1.0 for a changed entity
+             (``TEST_WEIGHT_RECORDED``), 0.56 for one the walk reached; a class or function
+             counts with what is nested in it. Each hit says whether a static path, the
+             recording or both selected it (``TestHit.evidence``); conf is the higher one.
     caps     hits below ``min_conf`` are dropped; beyond ``max_pairs`` the highest-confidence
              pairs are kept (ties by file, then test id). Confidences have 4 decimals.
 """
@@ -29,7 +34,8 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from typing import Protocol
 
 from impact_ls import config
 from impact_ls.analysis.relations import walk_seeds
@@ -38,6 +44,7 @@ from impact_ls.model import (
     Change,
     ChangeType,
     EdgeKind,
+    Evidence,
     Member,
     QualName,
     TestHit,
@@ -60,6 +67,14 @@ _CONSTRUCTORS = frozenset({"__init__", "__new__"})
 _DECIMALS = 4
 
 
+class RecordedTests(Protocol):
+    """Recorded coverage as the test map reads it; ``impact_ls.record`` supplies it."""
+
+    def tests_of(self, entities: Collection[QualName]) -> Mapping[QualName, frozenset[TestId]]:
+        """The tests that executed a line of each entity (only entities with some)."""
+        ...
+
+
 def map_tests(
     changes: Sequence[Change],
     members: Sequence[Member],
@@ -68,19 +83,21 @@ def map_tests(
     min_conf: float,
     max_pairs: int,
     max_hops: int = config.MAX_TEST_HOPS,
+    recorded: RecordedTests | None = None,
 ) -> tuple[TestHit, ...]:
     """The tests each changed file reaches, with the widest-path confidence of §3.5."""
     by_seed: dict[QualName, set[QualName]] = defaultdict(set)
     for member in members:
         by_seed[member.seed].add(member.entity)
     starts_by_file: dict[str, set[QualName]] = defaultdict(set)
+    seeds_by_file: dict[str, set[QualName]] = defaultdict(set)
     for change in changes:
-        starts = starts_by_file[change.file]
-        starts.update(walk_seeds(change, graph))
-        starts.update(by_seed.get(change.entity, ()))
+        seeds = seeds_by_file[change.file]
+        seeds.update(walk_seeds(change, graph))
         parent, _, name = change.entity.rpartition(".")
         if change.change_type is ChangeType.CONSTRUCTOR and name in _CONSTRUCTORS and parent:
-            starts.add(QualName(parent))
+            seeds.add(QualName(parent))
+        starts_by_file[change.file].update(seeds, by_seed.get(change.entity, ()))
     tests = {node.id: node.test_id for node in graph.tests() if node.test_id is not None}
     hits: list[TestHit] = []
     for file in sorted(starts_by_file):
@@ -91,14 +108,41 @@ def map_tests(
         for qid in best.keys() & tests.keys():
             test_id = tests[qid]
             per_test[test_id] = max(per_test.get(test_id, 0.0), best[qid])
+        evidence = dict.fromkeys(per_test, Evidence.STATIC)
+        if recorded is not None:
+            found = recorded.tests_of(starts_by_file[file])
+            _add_recorded(found, seeds_by_file[file], per_test, evidence, min_conf=min_conf)
         hits.extend(
-            TestHit(file=file, test=test, conf=round(conf, _DECIMALS))
+            TestHit(file=file, test=test, conf=round(conf, _DECIMALS), evidence=evidence[test])
             for test, conf in per_test.items()
         )
     kept = sorted(hits, key=lambda h: (-h.conf, h.file, h.test))[:max_pairs]
     if len(kept) < len(hits):
         logger.debug("test map capped: %d of %d pairs kept", len(kept), len(hits))
     return tuple(sorted(kept, key=lambda h: (h.file, -h.conf, h.test)))
+
+
+def _add_recorded(
+    found: Mapping[QualName, frozenset[TestId]],
+    seeds: Collection[QualName],
+    per_test: dict[TestId, float],
+    evidence: dict[TestId, Evidence],
+    *,
+    min_conf: float,
+) -> None:
+    """Union the tests that executed a start entity into one file's ``per_test``."""
+    for entity, executed_by in found.items():
+        weight = (
+            config.TEST_WEIGHT_RECORDED if entity in seeds else config.TEST_WEIGHT_RECORDED_REACHED
+        )
+        if weight < min_conf:
+            continue
+        for test in executed_by:
+            seen = evidence.get(test)
+            evidence[test] = (
+                Evidence.RECORDED if seen in (None, Evidence.RECORDED) else Evidence.BOTH
+            )
+            per_test[test] = max(per_test.get(test, 0.0), weight)
 
 
 def format_test_map(hits: Sequence[TestHit]) -> str:

@@ -92,7 +92,10 @@ def report_to_dict(report: Report) -> dict[str, Any]:
             {"batch_id": b.batch_id, "members": list(b.members), "size": b.size, "split": b.split}
             for b in report.batches
         ],
-        "tests": [{"file": t.file, "test": t.test, "conf": _score(t.conf)} for t in report.tests],
+        "tests": [
+            {"file": t.file, "test": t.test, "conf": _score(t.conf), "evidence": str(t.evidence)}
+            for t in report.tests
+        ],
         "cochange": [{"file": c.file, "score": _score(c.score)} for c in report.cochange],
         "unanalyzable": [
             {"file": u.file, "line": u.line, "reason": u.reason, "entity": u.entity, "name": u.name}
