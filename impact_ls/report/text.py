@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from impact_ls.model import Change, ChangeType, Report, TriageEntry
+from impact_ls.model import Change, ChangeType, Evidence, Report, TriageEntry
 from impact_ls.report.wording import plural, short_entity
 
 _RESET = "\x1b[0m"
@@ -23,6 +23,12 @@ _YELLOW = "\x1b[33m"
 _MAX_LOC_WIDTH = 40
 _MAX_ENTITY_WIDTH = 48
 _MAX_BATCH_NAMES = 8
+# A test selected only by a static path is the norm and stays unmarked.
+_EVIDENCE = {
+    Evidence.STATIC: "",
+    Evidence.RECORDED: "  (recorded coverage)",
+    Evidence.BOTH: "  (recorded coverage + static path)",
+}
 
 
 class _Style:
@@ -147,7 +153,7 @@ def render_text(report: Report, *, color: bool) -> str:
         title = "Batches (edit and validate each together, in this order)"
         sections.append((title, (), _batch_lines(report)))
     if report.tests:
-        lines = [f"  {t.conf:.2f}  {t.test}" for t in report.tests]
+        lines = [f"  {t.conf:.2f}  {t.test}{_EVIDENCE[t.evidence]}" for t in report.tests]
         sections.append((f"Affected tests · {len(report.tests)}", (), lines))
     if report.cochange:
         lines = [f"  {c.score:.2f}  {c.file}" for c in report.cochange]

@@ -61,7 +61,7 @@ def test_batches_tests_and_next_edits(reports: Reports) -> None:
     ) in lines
     assert "  Batch 2 · 1 site: dispatch" in lines
     assert "  1.00  tests/test_auth.py::TestLogin::test_mfa" in lines
-    assert "  0.56  tests/test_views.py::test_login_view" in lines
+    assert "  0.56  tests/test_views.py::test_login_view  (recorded coverage)" in lines
     assert "  0.42  pkg/session.py" in lines
     assert "  pkg/plugins/__init__.py:1  module-level __getattr__ may serve any name" in lines
     assert "Next edits (chosen by the LLM)" in lines
