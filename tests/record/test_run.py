@@ -18,7 +18,8 @@ from impact_ls.record.plugin import ENV_OUT as PLUGIN_OUT
 from impact_ls.record.plugin import ENV_ROOT as PLUGIN_ROOT
 from impact_ls.record.run import ENV_OMIT, ENV_OUT, ENV_ROOT, resolve_python
 from impact_ls.record.store import RecordStore, RunStatus
-from tests.record.conftest import (
+
+from .helpers import (
     ALL_TESTS,
     PYTEST_PACKAGES,
     bare_python,
