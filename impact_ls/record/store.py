@@ -216,8 +216,9 @@ class RecordStore:
         return None
 
     def close(self) -> None:
-        """Close the connection."""
+        """Fold the write-ahead log into the database (it stays compact) and close it."""
         with self._lock, contextlib.suppress(sqlite3.Error):
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self._conn.close()
 
     def size_bytes(self) -> int:

@@ -244,6 +244,7 @@ def test_two_records_at_once_the_second_refuses(recorded: Path, tmp_path: Path) 
         out, err = first.communicate(timeout=120)
     assert first.returncode == 0, err
     assert "recorded 9 of 9 collected tests" in out
+    assert "testing" not in err  # no progress line when stderr is not a terminal
 
 
 def test_a_killed_record_leaves_no_lock_and_its_pytest_ends(recorded: Path, tmp_path: Path) -> None:
@@ -278,3 +279,42 @@ def test_the_interpreter_is_the_flag_then_the_setting_then_the_project_venv(
     assert resolve_python(tmp_path / "elsewhere", Settings()) == sys.executable
     with pytest.raises(RecordError, match="not an interpreter here"):
         resolve_python(root, Settings(), str(tmp_path / "nope" / "python"))
+
+
+def test_pytest_arguments_pass_through_and_progress_shows_on_a_terminal(shop: Path) -> None:
+    leader, follower = os.openpty()
+    proc = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "impact_ls", "record", "--root", str(shop)),
+            *("--", "-k", "test_add or test_double"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        text=True,
+    )
+    os.close(follower)
+    terminal = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the terminal closed with the process
+            break
+        if not chunk:
+            break
+        terminal += chunk
+    os.close(leader)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0
+    assert out.startswith("recorded 2 of 2 collected tests over ")
+    shown = terminal.decode("utf-8", "replace")
+    assert "indexing [" in shown
+    assert f"testing  [{'#' * 30}] 2/2" in shown
+    status = subprocess.run(
+        [sys.executable, "-m", "impact_ls", "record", "--status", "--root", str(shop)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "(pytest -k 'test_add or test_double')" in status.stdout
+    assert "tests       2 recorded of 2 collected" in status.stdout
+    assert status.stderr == ""
