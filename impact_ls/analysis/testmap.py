@@ -2,9 +2,11 @@
 
 Contract:
     input    the changes, the walk's members, the current ``CodeGraph``, ``min_conf`` (spec:
-             0.45), ``max_pairs`` (spec: 256) and ``max_hops`` (``config.MAX_TEST_HOPS``).
-    output   ``TestHit(file=<changed file>, test=<pytest node id>, conf)`` sorted by file, then
-             conf descending, then test id; ``format_test_map`` renders ``test_map.txt``.
+             0.45), ``max_pairs`` (spec: 256), ``max_hops`` (``config.MAX_TEST_HOPS``) and the
+             optional ``recorded`` coverage (``RecordedTests``).
+    output   ``TestHit(file=<changed file>, test=<pytest node id>, conf, evidence)`` sorted by
+             file, then conf descending, then test id; ``format_test_map`` renders
+             ``test_map.txt``.
     paths    a test is affected by a changed file iff a path of at most ``max_hops`` edges leads
              from one of its changes' entities (the walk seeds; for a constructor also its class)
              or from one of those changes' members to the test. A path runs against the
@@ -22,9 +24,9 @@ Contract:
              chain scores 0.56 although the test's own edge is a TESTS edge — is the bottleneck
              reading, which is what is implemented.) A start that is itself a test scores 1.0.
     recorded with ``recorded`` (coverage stored by ``impact-ls record``), a test that executed a
-             line of a file's start entity is affected too: conf 1.0 for a changed entity
-             (``TEST_WEIGHT_RECORDED``), 0.56 for one the walk reached; a class or function
-             counts with what is nested in it. Each hit says whether a static path, the
+             line of one of a file's starts (the entities above) is affected too: conf 1.0 for
+             a changed entity (``TEST_WEIGHT_RECORDED``), 0.56 for one the walk reached; a class
+             or function counts with what is nested in it. Each hit says whether a static path, the
              recording or both selected it (``TestHit.evidence``); conf is the higher one.
     caps     hits below ``min_conf`` are dropped; beyond ``max_pairs`` the highest-confidence
              pairs are kept (ties by file, then test id). Confidences have 4 decimals.

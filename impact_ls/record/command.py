@@ -51,7 +51,7 @@ def add_record_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         default=None,
         metavar="S",
         help="stop pytest after S seconds and keep the previous data (default: the "
-        "recordTimeoutS setting, 3600; 0: no limit)",
+        "record-timeout-s setting, 3600; 0: no limit)",
     )
     record.add_argument(
         "--status", action="store_true", help="how old and how complete the recorded data is"
