@@ -27,6 +27,7 @@ import os
 import shlex
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -313,8 +314,8 @@ class _Ticker:
             for line in complete.decode("utf-8", "replace").splitlines():
                 if line == "done":
                     self._done += 1
-                elif line.startswith("collected "):
-                    self._total = max(self._total, int(line.split()[1]))
+                elif line.startswith("collected ") and line[10:].isdigit():
+                    self._total = max(self._total, int(line[10:]))
         return self._done, self._total
 
 
@@ -349,8 +350,12 @@ class _Mapped:
 
 
 def _recording(out: Path, index: ProjectIndex, summaries: list[dict[str, Any]]) -> _Mapped:
-    """The tests that ran and the entities each executed, from the coverage data in ``out``."""
+    """The tests that ran and the entities each executed, from the coverage data in ``out``.
+
+    ``RecordError`` when coverage's data does not read back.
+    """
     from coverage import CoverageData  # deferred: only a record reads coverage data
+    from coverage.exceptions import CoverageException
 
     outcomes: dict[str, str] = {}
     for summary in summaries:
@@ -361,8 +366,12 @@ def _recording(out: Path, index: ProjectIndex, summaries: list[dict[str, Any]]) 
     changed: set[str] = set()
     for data_file in sorted(out.glob("coverage*")):
         data = CoverageData(basename=str(data_file))
-        data.read()
-        for measured in sorted(data.measured_files()):
+        try:
+            data.read()
+            measured_files = sorted(data.measured_files())
+        except (CoverageException, sqlite3.Error, OSError) as exc:
+            raise RecordError(f"coverage's data {data_file.name} does not read: {exc}") from exc
+        for measured in measured_files:
             rel = index.relpath(measured)
             sha = None if rel is None else index.content_hash(rel)
             if rel is None or sha is None or rel in changed:
@@ -440,7 +449,10 @@ class _Outcome:
                 )
             )
             return self._kept(RunStatus.FAILED, code, why, child)
-        found = mapped()
+        try:
+            found = mapped()
+        except RecordError as exc:
+            return self._kept(RunStatus.FAILED, code, str(exc), child)
         recording = found.recording
         counts = RunCounts(
             collected=found.collected,

@@ -318,3 +318,19 @@ def test_pytest_arguments_pass_through_and_progress_shows_on_a_terminal(shop: Pa
     assert "(pytest -k 'test_add or test_double')" in status.stdout
     assert "tests       2 recorded of 2 collected" in status.stdout
     assert status.stderr == ""
+
+
+def test_coverage_data_that_does_not_read_back_is_a_failed_record(
+    shop: Path, tmp_path: Path
+) -> None:
+    from impact_ls.config import Settings
+    from impact_ls.graph.project import ProjectIndex
+    from impact_ls.record.run import _recording
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "coverage.host.1.x").write_bytes(b"not a coverage database" * 50)
+    index = ProjectIndex(shop, Settings())
+    index.build()
+    with pytest.raises(RecordError, match=r"coverage's data coverage\.host\.1\.x does not read"):
+        _recording(out, index, [{"collected": 1, "outcomes": {"t::a": "passed"}}])
