@@ -258,14 +258,20 @@ def _wait(
 ) -> tuple[int | None, RunStatus | None]:
     deadline = time.monotonic() + timeout_s if timeout_s else None
     ticker = _Ticker(out)
+
+    def show() -> None:
+        if progress is not None:
+            done, total = ticker.read()
+            if total:
+                progress("testing", min(done, total), total)
+
     try:
         while True:
             with contextlib.suppress(subprocess.TimeoutExpired):
-                return proc.wait(timeout=_POLL_S), None
-            if progress is not None:
-                done, total = ticker.read()
-                if total:
-                    progress("testing", min(done, total), total)
+                code = proc.wait(timeout=_POLL_S)
+                show()  # the last tests may have finished since the previous poll
+                return code, None
+            show()
             if deadline is not None and time.monotonic() > deadline:
                 _stop(proc)
                 return proc.returncode, RunStatus.TIMEOUT
