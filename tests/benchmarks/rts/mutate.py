@@ -116,8 +116,8 @@ class _Finder(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        self._definitions(node.body, in_class=True)
         self.stack.append(node.name)
+        self._definitions(node.body, in_class=True)
         self.in_class.append(True)
         self.generic_visit(node)
         self.stack.pop()
