@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import hashlib
 import json
 import platform
 import shutil
@@ -39,7 +40,7 @@ from rts.selectors import PEERS, SELECTORS, Context, select, set_up  # noqa: E40
 
 README = HERE / "README.md"
 MARK_START, MARK_END = "<!-- bench-rts -->", "<!-- /bench-rts -->"
-DEFAULT_LIBS = ("more-itertools", "boltons", "tomlkit")
+DEFAULT_LIBS = ("boltons", "tomlkit", "more-itertools")
 
 
 def _log(message: str) -> None:
@@ -52,7 +53,9 @@ class TruthCache:
     """Ground truth per mutation key, one JSON file per library pin, saved after each entry."""
 
     def __init__(self, lib: Library) -> None:
-        self.path = DATA / "truth" / f"{lib.key}.json"
+        # The pytest arguments shape the suite (a deselected test), so they key the file too.
+        args = hashlib.sha256(repr(lib.pytest_args).encode()).hexdigest()[:8]
+        self.path = DATA / "truth" / f"{lib.key}-{args}.json"
         self.data: dict[str, Any] = (
             json.loads(self.path.read_text(encoding="utf-8")) if self.path.exists() else {}
         )
@@ -94,9 +97,7 @@ def _baseline(lib: Library, cache: TruthCache) -> dict[str, Any]:
     return base
 
 
-def _truth(
-    lib: Library, m: Mutation, cache: TruthCache, base: dict[str, Any]
-) -> dict[str, Any]:
+def _truth(lib: Library, m: Mutation, cache: TruthCache, base: dict[str, Any]) -> dict[str, Any]:
     hit = cache.get(m.key)
     if hit is not None:
         return dict(hit)
@@ -130,6 +131,7 @@ def run_library(lib: Library, args: argparse.Namespace, names: list[str]) -> dic
     set_up(ctx, peers=not args.only_ours)
     trees = [lib.tree] + ([ctx.record_tree] if ctx.record_tree else [])
     rows = []
+    (DATA / f"rows-{lib.key}.jsonl").unlink(missing_ok=True)
     for i, m in enumerate(mutations, 1):
         original = (lib.tree / m.file).read_text(encoding="utf-8")
         mutated = apply(original, m.edits)
@@ -163,6 +165,8 @@ def run_library(lib: Library, args: argparse.Namespace, names: list[str]) -> dic
         for tree in trees:
             reset_tree_at(tree)
         rows.append(row)
+        with (DATA / f"rows-{lib.key}.jsonl").open("a", encoding="utf-8") as log:
+            log.write(json.dumps(row) + "\n")
         picks = " ".join(
             f"{n}={len(row['selectors'][n]['selected'])}"
             for n in names
@@ -280,19 +284,32 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown libraries {unknown}; known: {sorted(LIBRARIES)}")
     names = [n for n in SELECTORS if not (args.only_ours and n in PEERS and n != "naive")]
     started = time.perf_counter()
-    results = [run_library(LIBRARIES[n], args, names) for n in args.libs.split(",")]
-    section = render(results, names, args)
-    section += f"Whole run: {(time.perf_counter() - started) / 60:.1f} min wall.\n"
+    results = []
+    for name in args.libs.split(","):
+        results.append(run_library(LIBRARIES[name], args, names))
+        # Written after each library, so a run cut short still leaves its finished part.
+        section = render(results, names, args)
+        section += f"Whole run: {(time.perf_counter() - started) / 60:.1f} min wall.\n"
+        _report(section, results, args)
     sys.stdout.write(section)
+    return 0
+
+
+def _report(section: str, results: list[dict[str, Any]], args: argparse.Namespace) -> None:
     if not args.no_readme:
         _update_readme(section)
     if args.json:
         args.json.write_text(
-            json.dumps({"args": vars(args) | {"impact_python": str(args.impact_python),
-                        "json": str(args.json)}, "results": results}, indent=1),
+            json.dumps(
+                {
+                    "args": vars(args)
+                    | {"impact_python": str(args.impact_python), "json": str(args.json)},
+                    "results": results,
+                },
+                indent=1,
+            ),
             encoding="utf-8",
         )
-    return 0
 
 
 if __name__ == "__main__":

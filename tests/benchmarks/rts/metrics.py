@@ -14,7 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-AIMS = "aims (issue 10): safety ≥ 0.995 and mutation-safety ≥ 0.98 with record (≥ 0.95 static); selection below testmon's; 0 for a local rename"
+AIMS = (
+    "aims (issue 10): safety ≥ 0.995 and mutation-safety ≥ 0.98 with record (≥ 0.95 static); "
+    "selection below testmon's; 0 for a local rename"
+)
 
 
 def summarize(rows: Iterable[dict[str, Any]], selector: str) -> dict[str, Any] | None:

@@ -155,7 +155,10 @@ class _Finder(ast.NodeVisitor):
                     (
                         Edit(
                             start=(name_node.lineno, name_node.col_offset),
-                            end=(name_node.end_lineno or name_node.lineno, name_node.end_col_offset or 0),
+                            end=(
+                                name_node.end_lineno or name_node.lineno,
+                                name_node.end_col_offset or 0,
+                            ),
                             text=name + RENAME_SUFFIX,
                         ),
                     ),

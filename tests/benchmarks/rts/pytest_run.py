@@ -158,7 +158,9 @@ def failing_ids(outcome: Outcome, suite: tuple[str, ...]) -> frozenset[str]:
     """Failed tests plus every suite test under a collector that failed to collect."""
     if "" in outcome.collect_errors:
         return frozenset(suite)
-    return outcome.failed | covered(outcome.collect_errors, suite) | _conftest_errors(outcome, suite)
+    return (
+        outcome.failed | covered(outcome.collect_errors, suite) | _conftest_errors(outcome, suite)
+    )
 
 
 def _conftest_errors(outcome: Outcome, suite: tuple[str, ...]) -> frozenset[str]:
