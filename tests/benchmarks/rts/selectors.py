@@ -106,9 +106,9 @@ def _from_lines(out: Outcome, suite: tuple[str, ...]) -> Selection:
 
 
 def _from_collection(out: Outcome, suite: tuple[str, ...]) -> Selection:
-    error = "" if out.recorded and out.returncode in (0, 5) else f"exit {out.returncode}"
-    if error:
-        error += f": {out.tail[-300:]}"
+    # Exit 1 with collection errors is the mutation showing, not the selector failing.
+    fine = out.returncode in (0, 5) or (out.returncode == 1 and bool(out.collect_errors))
+    error = "" if out.recorded and fine else f"exit {out.returncode}: {out.tail[-300:]}"
     # A collection error shown by the selector's run is a failure the user sees: it counts
     # as selecting that module's tests.
     chosen = covered(set(out.collected) | set(out.collect_errors), suite)
