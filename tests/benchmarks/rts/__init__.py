@@ -1,0 +1,1 @@
+"""Helpers of ``bench_rts.py``: libraries, mutations, pytest runs, selectors and metrics."""
