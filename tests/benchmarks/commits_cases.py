@@ -256,6 +256,14 @@ def _case_from(row: dict[str, object]) -> Case:
 
 
 def select_cases(cases: list[Case], *, count: int, seed: int) -> list[Case]:
-    """A seeded sample of ``count`` cases from the pool (all when fewer), oldest first."""
-    chosen = list(cases) if len(cases) <= count else random.Random(seed).sample(cases, count)
+    """A seeded sample of ``count`` cases from the pool (all when fewer), oldest first.
+
+    A change seen twice (a backport cherry-picked onto a branch that was merged back: same
+    subject, seed, changed defs and gold) is kept once, at its newest commit.
+    """
+    unique: dict[tuple[str, str, tuple[str, ...], tuple[str, ...]], Case] = {}
+    for case in cases:
+        unique.setdefault((case.subject, case.seed, case.changed, case.gold), case)
+    pool = list(unique.values())
+    chosen = pool if len(pool) <= count else random.Random(seed).sample(pool, count)
     return sorted(chosen, key=lambda c: (c.time, c.sha))

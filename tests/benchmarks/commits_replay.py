@@ -5,9 +5,9 @@ One git work tree per repository (``git worktree add`` of the local clone, under
 history ends at the parent (no leakage: the commit itself and everything after it are not
 ancestors of HEAD) and the fact cache under ``<tree>/.impact_ls/`` stays warm. For each case the
 seed file's text at the commit is written over the checked-out file, ``Engine.refresh`` patches
-the graph and moves the co-change index to the new HEAD (timed as ``refresh_s``), and
+the graph and moves the co-change index to the new HEAD (timed), and
 ``Engine.analyze_worktree`` — what ``impact-ls analyze --no-llm`` runs — gives the report
-(timed as ``analyze_s``; run again under each ablation without moving the tree).
+(timed, wall and CPU; run again under each ablation without moving the tree).
 
 ``prediction`` turns a report into our ranked file list: MUST-INSPECT entries first, then
 MAY-IMPACT entries and the test files of ``tests[]`` (the ``test_file`` field when the report has
@@ -110,6 +110,14 @@ def prediction(report: dict[str, Any], seed: str) -> Prediction:
     )
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Timing:
+    """Wall and CPU seconds of one step (CPU of this process: the analysis runs in it)."""
+
+    wall_s: float = 0.0
+    cpu_s: float = 0.0
+
+
 @dataclass(slots=True)
 class Replayer:
     """A warm engine on one repository's work tree."""
@@ -119,28 +127,28 @@ class Replayer:
     engine: Engine | None = None
     build_s: float = 0.0
 
-    def move_to(self, parent: str, seed: str, text: bytes) -> float:
-        """Check out ``parent``, write the seed's new text, refresh the engine; the seconds."""
+    def move_to(self, parent: str, seed: str, text: bytes) -> Timing:
+        """Check out ``parent``, write the seed's new text, refresh the engine; its cost."""
         prepare_tree(self.clone, self.tree, parent)
         (self.tree / seed).write_bytes(text)
-        started = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.process_time()
         if self.engine is None:
             self.engine = Engine.open(self.tree)
             self.engine.history()
-            self.build_s = time.perf_counter() - started
-            return 0.0
+            self.build_s = time.perf_counter() - wall
+            return Timing()
         self.engine.refresh()
         self.engine.history()
-        return time.perf_counter() - started
+        return Timing(wall_s=time.perf_counter() - wall, cpu_s=time.process_time() - cpu)
 
     def analyze(
         self, seed: str, channel: str | None = None, *, expect_call: bool = True
-    ) -> tuple[Prediction, dict[str, Any], float]:
+    ) -> tuple[Prediction, dict[str, Any], Timing]:
         """Analyze the work tree (the ``analyze --no-llm`` path) with ``channel`` ablated."""
         assert self.engine is not None, "move_to first"
-        started = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.process_time()
         with ablated(channel, expect_call=expect_call):
             report = self.engine.analyze_worktree()
-        elapsed = time.perf_counter() - started
+        timing = Timing(wall_s=time.perf_counter() - wall, cpu_s=time.process_time() - cpu)
         data = report_to_dict(report)
-        return prediction(data, seed), data, elapsed
+        return prediction(data, seed), data, timing
