@@ -57,7 +57,7 @@ sys.path.insert(0, str(HERE.parent.parent))
 sys.path.insert(0, str(HERE))
 
 from commits_ablation import CHANNELS, AblationError  # noqa: E402
-from commits_cases import Case, is_test_path, mine_cases, select_cases  # noqa: E402
+from commits_cases import Case, is_test_path, mine_cases, select_cases, unique_cases  # noqa: E402
 from commits_hidden import HiddenResult, run_probe  # noqa: E402
 from commits_metrics import Scores, score  # noqa: E402
 from commits_peers import CoChangeHistory, grep_files  # noqa: E402
@@ -111,7 +111,20 @@ class CaseRun:
             "grep": self.grep,
             "cochange_k_ours": self.cochange[: len(ours)],
             "cochange_k10": self.cochange[:FIXED_K],
+            "whatif_no_name": tuple(f for f in ours if self.why.get(f) not in _NAME_ONLY),
+            "whatif_d1": tuple(f for f in ours if self.why.get(f) in _DISTANCE_1),
+            "whatif_cochange3": _union(
+                ours, [f for f in self.report_cochange if f.endswith(".py")][:3]
+            ),
         }
+
+
+_NAME_ONLY = frozenset({"name-matched", "unanalyzable"})
+_DISTANCE_1 = frozenset({"must", "resolved-d1"})
+
+
+def _union(first: tuple[str, ...], second: list[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys([*first, *second]))
 
 
 @dataclass(slots=True)
@@ -122,6 +135,7 @@ class RepoRun:
     slug: str
     head: str
     mined: int
+    unique: int
     files: int = 0
     build_s: float = 0.0
     runs: list[CaseRun] = field(default_factory=list)
@@ -169,7 +183,14 @@ def _why(report: dict[str, Any], file: str) -> str:
     return "name-matched"
 
 
-def run_case(replayer: Replayer, history: CoChangeHistory, case: Case, *, ablate: bool) -> CaseRun:
+def run_case(
+    replayer: Replayer,
+    history: CoChangeHistory,
+    case: Case,
+    *,
+    ablate: bool,
+    dump: Path | None = None,
+) -> CaseRun:
     """Replay one case: our analysis (and its ablations) and both peers."""
     run = CaseRun(case=case)
     run.grep = grep_files(replayer.clone, case.parent, case.names, case.seed)
@@ -183,6 +204,11 @@ def run_case(replayer: Replayer, history: CoChangeHistory, case: Case, *, ablate
     except Exception:  # a product crash on a real commit is a finding, not the end of the run
         run.error = traceback.format_exc(limit=6)
         return run
+    if dump is not None:
+        dump.mkdir(parents=True, exist_ok=True)
+        (dump / f"{case.repo}-{case.sha[:10]}.json").write_text(
+            json.dumps(report, indent=1, sort_keys=True), encoding="utf-8"
+        )
     run.why = {f: _why(report, f) for f in run.ours.ranked}
     run.low_risk = tuple(sorted({e["file"] for e in report["triage"]["low_risk"]} - {case.seed}))
     run.report_cochange = tuple(c["file"] for c in report["cochange"])
@@ -197,18 +223,32 @@ def run_case(replayer: Replayer, history: CoChangeHistory, case: Case, *, ablate
     return run
 
 
-def run_repo(name: str, *, mirror: Path, cases: int, pool: int, seed: int, ablate: bool) -> RepoRun:
-    """Mine, select and replay one repository's cases."""
+def run_repo(
+    name: str,
+    *,
+    mirror: Path,
+    cases: int,
+    pool: int,
+    seed: int,
+    ablate: bool,
+    only: str | None = None,
+    dump: Path | None = None,
+) -> RepoRun:
+    """Mine, select and replay one repository's cases (``only``: the case whose sha starts so)."""
     clone = ensure_clone(name, mirror)
     head = _git(clone, "rev-parse", "HEAD")
     mined = mine_cases(clone, name, pool=pool, cache_dir=DATA / "cases")
     chosen = select_cases(mined, count=cases, seed=seed)
-    repo = RepoRun(name=name, slug=REPOS[name], head=head, mined=len(mined))
+    if only:
+        chosen = [c for c in unique_cases(mined) if c.sha.startswith(only)]
+    repo = RepoRun(
+        name=name, slug=REPOS[name], head=head, mined=len(mined), unique=len(unique_cases(mined))
+    )
     replayer = Replayer(clone=clone, tree=DATA / "trees" / name)
     history = CoChangeHistory(clone)
     for number, case in enumerate(chosen, start=1):
         started = time.perf_counter()
-        run = run_case(replayer, history, case, ablate=ablate)
+        run = run_case(replayer, history, case, ablate=ablate, dump=dump)
         repo.runs.append(run)
         status = (
             "ERROR"
@@ -247,6 +287,11 @@ METHOD_LABELS = {
     "cochange_k_ours": "co-change, top K = size of ours",
     "cochange_k10": "co-change, top 10",
 }
+WHATIF_LABELS = {
+    "whatif_no_name": "ours without files reached only by name matching or string literals",
+    "whatif_d1": "ours limited to MUST-INSPECT and resolved distance-1 sites",
+    "whatif_cochange3": "ours plus the report's top 3 co-change partners (.py)",
+}
 
 
 def _row(label: str, s: Scores) -> str:
@@ -272,6 +317,14 @@ def render_accuracy(repos: list[RepoRun]) -> str:
     out = ["### All repositories", "", _HEAD]
     out += [_row(label, _scores(runs, method)) for method, label in METHOD_LABELS.items()]
     ours, must = _scores(runs, "ours"), _scores(runs, "ours_must")
+    out += [
+        "",
+        "What-ifs, filtered from the same reports (not product behaviour; they show what a fix "
+        "of issue items 6 and 7 could buy):",
+        "",
+        _HEAD,
+    ]
+    out += [_row(label, _scores(runs, method)) for method, label in WHATIF_LABELS.items()]
     out += [
         "",
         f"Aims (issue 11): recall {ours.recall:.2f} ≥ 0.80 ({_aim(ours.recall, 0.80)}) at "
@@ -351,7 +404,8 @@ def render_hidden(results: list[HiddenResult]) -> str:
 def render_timing(repos: list[RepoRun]) -> str:
     """Seconds per case, warm: the analysis, and the move of the tree to the next parent."""
     out = [
-        "| repository | pinned HEAD | indexed files | mined / replayed | errors | first open s | "
+        "| repository | pinned HEAD | indexed files | mined / unique / replayed | errors | "
+        "first open s | "
         "refresh s (median CPU / wall) | analyze CPU s (median / p90 / max) | "
         "analyze wall s (median) |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|",
@@ -366,7 +420,7 @@ def render_timing(repos: list[RepoRun]) -> str:
         errors = len(repo.runs) - len(ok)
         out.append(
             f"| {repo.name} ({repo.slug}) | `{repo.head[:12]}` | {repo.files} | {repo.mined} / "
-            f"{len(repo.runs)} | {errors} | {repo.build_s:.1f} | "
+            f"{repo.unique} / {len(repo.runs)} | {errors} | {repo.build_s:.1f} | "
             f"{_median([r.refresh.cpu_s for r in moves]):.2f} / "
             f"{_median([r.refresh.wall_s for r in moves]):.2f} | {_median(cpu):.2f} / "
             f"{_quantile(cpu, 0.9):.2f} / {max(cpu, default=0):.2f} | {_median(wall):.2f} |"
@@ -458,10 +512,10 @@ def render(
 ) -> str:
     """The README block: settings, pins, and every table."""
     today = datetime.date.today().isoformat()
-    commit = _git(HERE, "rev-parse", "--short", "HEAD")
+    commit = _git(HERE, "log", "-1", "--format=%h", "--", str(HERE.parent.parent / "impact_ls"))
     pins = ", ".join(f"{r.slug} `{r.head[:12]}`" for r in repos)
     parts = [
-        f"### Run of {today} (impact_ls `{commit}`, Python {platform.python_version()})",
+        f"### Run of {today} (impact_ls as of `{commit}`, Python {platform.python_version()})",
         "",
         f"Repositories (pinned HEAD): {pins}. Cases: the {args.pool or 2 * args.cases} most "
         f"recent qualifying commits per repository, a sample of {args.cases} seeded {args.seed}.",
@@ -532,6 +586,7 @@ def to_json(repos: list[RepoRun], hidden: list[HiddenResult] | None) -> dict[str
                 "slug": r.slug,
                 "head": r.head,
                 "mined": r.mined,
+                "unique": r.unique,
                 "replayed": len(r.runs),
                 "files": r.files,
                 "build_s": round(r.build_s, 3),
@@ -557,6 +612,8 @@ def main() -> int:
     parser.add_argument("--skip-hidden", action="store_true", help="no hidden-channel probe")
     parser.add_argument("--mirror", type=Path, default=MIRROR, help="where fetched repos are")
     parser.add_argument("--json", type=Path, help="write per-case rows here")
+    parser.add_argument("--only", help="replay only the case whose commit sha starts so")
+    parser.add_argument("--dump", type=Path, help="write each case's report JSON into this folder")
     parser.add_argument("--no-readme", action="store_true", help="do not update README.md")
     args = parser.parse_args()
     names = [n.strip() for n in args.repos.split(",") if n.strip()]
@@ -577,6 +634,8 @@ def main() -> int:
                 pool=pool,
                 seed=args.seed,
                 ablate=not args.skip_ablation,
+                only=args.only,
+                dump=args.dump,
             )
         )
     hidden = None
@@ -587,7 +646,7 @@ def main() -> int:
     print(block)
     if args.json:
         args.json.write_text(json.dumps(to_json(repos, hidden), indent=1), encoding="utf-8")
-    if not args.no_readme:
+    if not args.no_readme and not args.only:
         write_readme(block)
     return 0
 

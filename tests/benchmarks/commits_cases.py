@@ -255,15 +255,21 @@ def _case_from(row: dict[str, object]) -> Case:
     )
 
 
-def select_cases(cases: list[Case], *, count: int, seed: int) -> list[Case]:
-    """A seeded sample of ``count`` cases from the pool (all when fewer), oldest first.
+def unique_cases(cases: list[Case]) -> list[Case]:
+    """``cases`` with each change kept once, at its newest commit.
 
-    A change seen twice (a backport cherry-picked onto a branch that was merged back: same
-    subject, seed, changed defs and gold) is kept once, at its newest commit.
+    A change seen twice — a backport cherry-picked onto a branch that was merged back, often
+    with a "[PR #n backport]" subject — has the same seed, the same signatures before and after
+    and the same gold.
     """
-    unique: dict[tuple[str, str, tuple[str, ...], tuple[str, ...]], Case] = {}
+    unique: dict[tuple[str, tuple[tuple[str, str, str], ...], tuple[str, ...]], Case] = {}
     for case in cases:
-        unique.setdefault((case.subject, case.seed, case.changed, case.gold), case)
-    pool = list(unique.values())
+        unique.setdefault((case.seed, case.signatures, case.gold), case)
+    return list(unique.values())
+
+
+def select_cases(cases: list[Case], *, count: int, seed: int) -> list[Case]:
+    """A seeded sample of ``count`` of the unique cases (all when fewer), oldest first."""
+    pool = unique_cases(cases)
     chosen = pool if len(pool) <= count else random.Random(seed).sample(pool, count)
     return sorted(chosen, key=lambda c: (c.time, c.sha))
