@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from impact_ls.analysis.binding import Breaks
+from impact_ls.analysis.binding import Breaks, is_shape_independent
 from impact_ls.analysis.causes import cause_label
 from impact_ls.analysis.rank import Ranked
 from impact_ls.analysis.relations import select_relations
@@ -36,6 +36,7 @@ from impact_ls.config import Settings
 from impact_ls.model import (
     Bucket,
     Change,
+    ChangeType,
     QualName,
     Relation,
     Triage,
@@ -77,11 +78,15 @@ def triage_members(
         )
         for site in member.sites:
             relation = site.relation or member.relations[0]
-            provable = (site.args is None or site.args.provable) and not site.name_matched
             site_breaks = breaks.at(member, site)
+            provable = not site.name_matched and (
+                site.args is None
+                or site.args.provable
+                or any(is_shape_independent(b) for b in site_breaks)
+            )
             if member.distance == 1 and site_breaks and provable:
                 bucket, conf = Bucket.MUST_INSPECT, max(base, settings.must_min)
-            elif not provable or soft:
+            elif not provable or soft or _hierarchy_site(change, relation, member.distance):
                 bucket, conf = Bucket.MAY_IMPACT, max(base, settings.may_min)
             else:
                 bucket, conf = Bucket.LOW_RISK, base
@@ -105,6 +110,18 @@ def triage_members(
             )
     entries.extend(_hidden_entries(hidden, changes, change_of, settings))
     return _partition(entries)
+
+
+def _hierarchy_site(change: Change, relation: Relation, distance: int) -> bool:
+    """A direct use of a class whose bases changed (``isinstance``, ``except``, inherited members).
+
+    What it does at run time changed even when no break can be proved: never LOW-RISK.
+    """
+    return (
+        change.change_type is ChangeType.CLASS_DECL
+        and relation is Relation.USED_BY
+        and (distance == 1)
+    )
 
 
 def _hidden_entries(

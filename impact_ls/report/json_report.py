@@ -113,7 +113,13 @@ def report_to_dict(report: Report) -> dict[str, Any]:
             for b in report.batches
         ],
         "tests": [
-            {"file": t.file, "test": t.test, "conf": _score(t.conf), "evidence": str(t.evidence)}
+            {
+                "file": t.file,
+                "test": t.test,
+                "test_file": t.test_file,
+                "conf": _score(t.conf),
+                "evidence": str(t.evidence),
+            }
             for t in report.tests
         ],
         "cochange": [{"file": c.file, "score": _score(c.score)} for c in report.cochange],

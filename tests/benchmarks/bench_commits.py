@@ -215,9 +215,18 @@ def run_case(
     run.change_types = tuple(f"{c['change_type']}:{c['entity']}" for c in report["changes"])
     if ablate:
         for channel in CHANNELS:
-            ablated, _, _ = replayer.analyze(
-                case.seed, channel, expect_call=bool(report["changes"])
-            )
+            try:
+                ablated, _, _ = replayer.analyze(
+                    case.seed, channel, expect_call=bool(report["changes"])
+                )
+            except AblationError:
+                raise
+            except SystemError:
+                # CPython 3.11's ast converter keeps one recursion counter per interpreter, so
+                # an ast.parse racing another thread's can fail spuriously: run it once more.
+                ablated, _, _ = replayer.analyze(
+                    case.seed, channel, expect_call=bool(report["changes"])
+                )
             run.ablations[channel] = ablated.ranked
             run.ablation_must[channel] = ablated.must
     return run
