@@ -96,7 +96,14 @@ def analyze(
     cochange = _cochange(changes, sources, cochange_of, graph)
     hits = _map_tests(changes, walked, graph, settings, collection=collection, recorded=recorded)
     ranked = _rank(changes, walked, graph, cochange, _test_conf(hits))
-    triage = triage_members(ranked, changes, breaks=breaks, hidden=hidden, settings=settings)
+    triage = triage_members(
+        ranked,
+        changes,
+        breaks=breaks,
+        hidden=hidden,
+        settings=settings,
+        cochange={c.file: c.score for c in cochange},
+    )
     batches = _batch(triage, changes, graph, settings)
     dag = _dag(changes, triage, batches, hits, graph=graph, settings=settings)
     next_edits = decide_next_edits(changes, dag, triage, batches, client=llm)

@@ -26,7 +26,8 @@ Contract:
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 
 from impact_ls.analysis.binding import Breaks, is_shape_independent
 from impact_ls.analysis.causes import cause_label
@@ -37,6 +38,7 @@ from impact_ls.model import (
     Bucket,
     Change,
     ChangeType,
+    Member,
     QualName,
     Relation,
     Triage,
@@ -48,6 +50,7 @@ logger = logging.getLogger(__name__)
 
 _DECIMALS = 4
 _ORDER = {Bucket.MUST_INSPECT: 0, Bucket.MAY_IMPACT: 1, Bucket.LOW_RISK: 2}
+_DOC_FOLDERS = frozenset({"docs", "doc", "examples", "example"})
 
 
 def triage_members(
@@ -57,8 +60,12 @@ def triage_members(
     breaks: Breaks,
     hidden: Sequence[Unanalyzable],
     settings: Settings,
+    cochange: Mapping[str, float] = MappingProxyType({}),
 ) -> Triage:
-    """Split every site of ``ranked`` (and every hidden channel) into the three buckets."""
+    """Split every site of ``ranked`` (and every hidden channel) into the three buckets.
+
+    ``cochange`` is the co-change score of each file: it supports a weak hidden channel.
+    """
     change_of: dict[QualName, Change] = {}
     for each in changes:
         change_of.setdefault(each.entity, each)
@@ -70,12 +77,17 @@ def triage_members(
             logger.debug("triage: %s has no change or no site; skipped", member.entity)
             continue
         base = max(item.lex * 0.5 ** (member.distance - 1), item.cochange, item.test_conf)
+        low = min(base, _below(settings.may_min))
         soft = (
             item.lex >= settings.lex_min
             or item.cochange >= settings.cochange_min
             or item.test_conf >= settings.test_min
             or base >= settings.may_min
         )
+        # Beyond distance 1, and for a site found by name only, a reach is not evidence by
+        # itself: what the graph saw is kept, but MAY-IMPACT asks for a second, independent hint.
+        co_changed = item.cochange >= settings.cochange_min
+        far = co_changed or item.lex * 0.5 ** (member.distance - 1) >= settings.may_min
         for site in member.sites:
             relation = site.relation or member.relations[0]
             site_breaks = breaks.at(member, site)
@@ -86,10 +98,14 @@ def triage_members(
             )
             if member.distance == 1 and site_breaks and provable:
                 bucket, conf = Bucket.MUST_INSPECT, max(base, settings.must_min)
-            elif not provable or soft or _hierarchy_site(change, relation, member.distance):
+            elif _hierarchy_site(change, relation, member.distance):
+                bucket, conf = Bucket.MAY_IMPACT, max(base, settings.may_min)
+            elif _unsupported(site.name_matched, co_changed or item.imports_seed, far, member):
+                bucket, conf = Bucket.LOW_RISK, low
+            elif not provable or soft:
                 bucket, conf = Bucket.MAY_IMPACT, max(base, settings.may_min)
             else:
-                bucket, conf = Bucket.LOW_RISK, base
+                bucket, conf = Bucket.LOW_RISK, low
             entries.append(
                 TriageEntry(
                     entity=member.entity,
@@ -108,8 +124,19 @@ def triage_members(
                     via=member.via,
                 )
             )
-    entries.extend(_hidden_entries(hidden, changes, change_of, settings))
+    entries.extend(_hidden_entries(hidden, changes, change_of, settings, cochange))
     return _partition(entries)
+
+
+def _unsupported(name_matched: bool, tied: bool, far: bool, member: Member) -> bool:
+    """A name-matched site whose file has no other tie to the change (co-change, an import of
+    the changed module), or a site beyond distance 1 that co-change does not support."""
+    return (name_matched and not tied) or (member.distance >= 2 and not far)
+
+
+def _below(limit: float) -> float:
+    """The largest reported conf under ``limit``: a LOW-RISK conf stays below ``may_min``."""
+    return round(limit - 0.1**_DECIMALS, _DECIMALS)
 
 
 def _hierarchy_site(change: Change, relation: Relation, distance: int) -> bool:
@@ -129,6 +156,7 @@ def _hidden_entries(
     changes: Sequence[Change],
     change_of: dict[QualName, Change],
     settings: Settings,
+    cochange: Mapping[str, float],
 ) -> list[TriageEntry]:
     out = []
     for ref in hidden:
@@ -142,19 +170,22 @@ def _hidden_entries(
         relations = select_relations(change)
         relation = relations[0] if relations else Relation.CALLERS
         label = cause_label(change, site=ref.entity, relation=relation)
+        # a bare string that many definitions could be named by, in a file with no other tie
+        # to the change, stays listed (``unanalyzable``) but not in MAY-IMPACT
+        weak = ref.weak and cochange.get(ref.file, 0.0) < settings.cochange_min
         out.append(
             TriageEntry(
                 entity=ref.entity,
                 file=ref.file,
                 line=ref.line,
                 range=((ref.line, 0), (ref.line, 0)),
-                conf=round(settings.may_min, _DECIMALS),
+                conf=_below(settings.may_min) if weak else round(settings.may_min, _DECIMALS),
                 distance=1,
                 relation=relation,
                 reason=f"{label} (unanalyzable: {ref.reason})",
                 seed=change.entity,
                 change_type=change.change_type,
-                bucket=Bucket.MAY_IMPACT,
+                bucket=Bucket.LOW_RISK if weak else Bucket.MAY_IMPACT,
                 unanalyzable=True,
                 via=change.entity,
             )
@@ -197,11 +228,11 @@ def _strength(entry: TriageEntry) -> tuple[int, float, int, str, str, str]:
 
 def _report_key(
     entry: TriageEntry,
-) -> tuple[bool, float, str, int, str, tuple[tuple[int, int], tuple[int, int]], str, str]:
+) -> tuple[int, float, str, int, str, tuple[tuple[int, int], tuple[int, int]], str, str]:
     # Tests rank below production sites: fix the code, then its tests (a test that calls the
     # changed function directly has test confidence 1.0, which would otherwise put it first).
     return (
-        _is_test_file(entry.file),
+        _rank_group(entry.file),
         -entry.conf,
         entry.file,
         entry.line,
@@ -210,6 +241,13 @@ def _report_key(
         entry.seed,
         entry.reason,
     )
+
+
+def _rank_group(file: str) -> int:
+    """Production code first, then tests, then documentation and examples (issue 11, item 7)."""
+    if file.split("/", 1)[0] in _DOC_FOLDERS:
+        return 2
+    return 1 if _is_test_file(file) else 0
 
 
 def _is_test_file(file: str) -> bool:

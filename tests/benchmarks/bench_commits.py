@@ -20,8 +20,8 @@ seeded by ``--seed``, is replayed.
 Replay (``commits_replay.py``): the parent checked out in a work tree of the clone (history ends
 at the parent), the seed's new text written over it, ``Engine.analyze_worktree`` in-process
 (the ``impact-ls analyze --format json --no-llm`` path) with the engine kept warm across the
-cases of one repository. Ours = files of MUST-INSPECT and MAY-IMPACT (and ``tests[].test_file``
-when the report has it) minus the seed, ranked MUST first, then by conf.
+cases of one repository. Ours = files of MUST-INSPECT and MAY-IMPACT minus the seed, ranked
+MUST first, then by conf (a row adds the ``tests[].test_file`` of every selected test).
 
 Peers in the same run on the same cases (``commits_peers.py``): ``git grep -c -w`` of the changed
 names at the parent, and plain co-change of the seed in commits strictly before the parent, cut
@@ -291,7 +291,7 @@ def _ablation_scores(runs: list[CaseRun], channel: str, *, must: bool = False) -
 METHOD_LABELS = {
     "ours": "ours: MUST ∪ MAY",
     "ours_must": "ours: MUST-INSPECT only",
-    "ours_test_ids": "ours + test files of tests[] node ids",
+    "ours_test_ids": "ours + tests[].test_file of every selected test",
     "grep": "git grep -w changed names",
     "cochange_k_ours": "co-change, top K = size of ours",
     "cochange_k10": "co-change, top 10",
