@@ -244,6 +244,7 @@ class Change:
     bases_before: tuple[str, ...] = ()  # class-decl: the bases as written, baseline and current
     bases_after: tuple[str, ...] = ()
     own_members: tuple[str, ...] = ()  # class-decl: what the class itself binds after the change
+    stale_exports: tuple[int, ...] = ()  # lines where ``__all__`` still names a removed name
 
     @property
     def short_name(self) -> str:

@@ -2,23 +2,32 @@
 
 Contract:
     input    ``Ranked`` members (hard-gated), the changes, binding's ``Breaks``, the hidden
-             channels and ``Settings`` (``must_min``, ``may_min``, ``cochange_min``,
-             ``test_min``, ``lex_min``).
+             channels, the co-change score of each file and ``Settings`` (``must_min``,
+             ``may_min``, ``cochange_min``, ``test_min``, ``lex_min``).
     output   ``Triage``: one ``TriageEntry`` per evidence site (two broken calls in one function
-             are two entries, each at its exact range), each bucket sorted by (production
-             code before tests, -conf, file, line, entity). A site reached from several
-             changes, or through several relations, appears once, in its highest bucket.
-    buckets  MUST-INSPECT: a distance-1 site where the binding check proves a break, the site's
-             arguments are provable (no ``*args``/``**kwargs``) and its edge is resolved, not
-             name-matched. The bucket is decided by that proof, not by a score.
-             MAY-IMPACT: any other site of a hard member that is unprovable (``*``/``**``
-             arguments, name-matched edge), or whose member has lex ≥ ``lex_min``, co-change ≥
-             ``cochange_min``, test confidence ≥ ``test_min`` or conf ≥ ``may_min``; and every
-             hidden channel, flagged ``unanalyzable`` with the reference's reason.
-             LOW-RISK: the rest of what the walk touched.
+             are two entries, each at its exact range), each bucket sorted by (production code,
+             then tests, then ``docs/`` and ``examples/``; -conf, file, line, entity). A site
+             reached from several changes, or through several relations, appears once, in its
+             highest bucket.
+    buckets  MUST-INSPECT: a distance-1 site where the binding check proves a break and its
+             edge is resolved, not name-matched; the site's arguments must be provable (no
+             ``*args``/``**kwargs``) unless the break holds whatever they are (a name that is
+             gone, a call-shape flip, an inherited member lost). An ``__all__`` entry of the
+             changed module that still names a removed name. Decided by proof, not by a score.
+             MAY-IMPACT: a direct use of a class whose bases changed (``isinstance``,
+             ``except``, inherited members); any other distance-1 site that is unprovable or
+             whose member has lex ≥ ``lex_min``, co-change ≥ ``cochange_min``, test confidence
+             ≥ ``test_min`` or conf ≥ ``may_min`` — except that a name-matched site needs its
+             file to co-change (≥ ``cochange_min``) or to import the changed module, and a site
+             beyond distance 1 needs co-change or conf ≥ ``may_min`` from lex alone (issue 11:
+             name matches and far callers, unsupported, were most of the wrong files); and
+             every hidden channel, flagged ``unanalyzable`` with the reference's reason, except
+             a ``weak`` one (a bare string of a name other definitions share, in a file with no
+             import of the changed module) whose file does not co-change.
+             LOW-RISK: the rest of what the walk touched (weak hidden channels still flagged).
     conf     max(lex · 0.5^(distance - 1), co-change, test confidence), then floored to the
              bucket: MUST ≥ ``must_min``, MAY ≥ ``may_min`` (a hidden channel is exactly
-             ``may_min``); a LOW-RISK conf is below ``may_min`` by construction. 4 decimals.
+             ``may_min``); a LOW-RISK conf is capped just below ``may_min``. 4 decimals.
     reason   ``causes.cause_label`` of the site's change and relation; a hidden channel appends
              ``(unanalyzable: <reason>)``.
 """
@@ -35,6 +44,7 @@ from impact_ls.analysis.rank import Ranked
 from impact_ls.analysis.relations import select_relations
 from impact_ls.config import Settings
 from impact_ls.model import (
+    Break,
     Bucket,
     Change,
     ChangeType,
@@ -50,6 +60,7 @@ logger = logging.getLogger(__name__)
 
 _DECIMALS = 4
 _ORDER = {Bucket.MUST_INSPECT: 0, Bucket.MAY_IMPACT: 1, Bucket.LOW_RISK: 2}
+STALE_EXPORT = "stale-export"
 _DOC_FOLDERS = frozenset({"docs", "doc", "examples", "example"})
 
 
@@ -125,7 +136,35 @@ def triage_members(
                 )
             )
     entries.extend(_hidden_entries(hidden, changes, change_of, settings, cochange))
+    entries.extend(_stale_export_entries(changes, settings))
     return _partition(entries)
+
+
+def _stale_export_entries(changes: Sequence[Change], settings: Settings) -> list[TriageEntry]:
+    """``__all__`` entries of the changed module that name what is gone: ``import *`` fails."""
+    out = []
+    for change in changes:
+        module = QualName(change.entity.rpartition(".")[0] or change.entity)
+        for line in change.stale_exports:
+            detail = f"__all__ still lists '{change.short_name}', which no longer exists"
+            out.append(
+                TriageEntry(
+                    entity=module,
+                    file=change.file,
+                    line=line,
+                    range=((line, 0), (line, 0)),
+                    conf=round(settings.must_min, _DECIMALS),
+                    distance=1,
+                    relation=Relation.IMPORTED_BY,
+                    reason=cause_label(change, site=module, relation=Relation.IMPORTED_BY),
+                    seed=change.entity,
+                    change_type=change.change_type,
+                    bucket=Bucket.MUST_INSPECT,
+                    breaks=(Break(kind=STALE_EXPORT, detail=detail),),
+                    via=change.entity,
+                )
+            )
+    return out
 
 
 def _unsupported(name_matched: bool, tied: bool, far: bool, member: Member) -> bool:

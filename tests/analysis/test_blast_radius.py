@@ -72,6 +72,29 @@ def test_a_constant_whose_value_changed_breaks_no_import():
     assert ("pkg/d.py", 1) not in _where(report, "may_impact")
 
 
+def test_the_changed_modules_own_all_entry_of_a_removed_name_is_a_break():
+    exported = "__all__ = [\n    'helper',\n    'CONST',\n]\n\n\n" + NAMES["pkg/mod.py"]
+    files = {**NAMES, "pkg/mod.py": exported}
+    renamed = exported.replace("def helper", "def assist")
+    report = _analyze(files, "pkg/mod.py", renamed)
+    stale = [s for s in _sites(report, "must_inspect") if s[0] == "pkg/mod.py"]
+    # ``from pkg.mod import *`` raises at the entry that names what is gone
+    assert stale == [("pkg/mod.py", 2, ("stale-export",))]
+    [entry] = [e for e in report.triage.must_inspect if e.file == "pkg/mod.py"]
+    assert entry.breaks[0].detail == "__all__ still lists 'helper', which no longer exists"
+    # renamed in ``__all__`` too: nothing stale in the module itself
+    both = _analyze(files, "pkg/mod.py", exported.replace("helper", "assist"))
+    assert [s for s in _sites(both, "must_inspect") if s[0] == "pkg/mod.py"] == []
+    # a removed constant whose entry was appended later
+    appended = NAMES["pkg/mod.py"] + "\n__all__ = ['helper']\n__all__.append('CONST')\n"
+    gone = _analyze(
+        {**NAMES, "pkg/mod.py": appended}, "pkg/mod.py", appended.replace("CONST = 1\n", "")
+    )
+    assert [s for s in _sites(gone, "must_inspect") if s[0] == "pkg/mod.py"] == [
+        ("pkg/mod.py", 7, ("stale-export",))
+    ]
+
+
 def test_a_deleted_class_breaks_its_subclasses():
     files = {
         "pkg/__init__.py": "",

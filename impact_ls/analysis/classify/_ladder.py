@@ -43,6 +43,7 @@ from impact_ls.analysis.classify._settle import (
 from impact_ls.analysis.classify._shape import (
     bases_of,
     call_shape,
+    export_lines,
     instance_attributes,
     own_names,
     serves_any_attribute,
@@ -225,7 +226,13 @@ def _deleted(ctx: _Context, definition: Definition) -> Change:
         binds_first_param=_binds(definition),
         removed_names=(entity,),
         what=f"removed {_noun(definition)} {definition.name}",
+        stale_exports=_stale_exports(ctx, definition.path, definition.name),
     )
+
+
+def _stale_exports(ctx: _Context, path: tuple[str, ...], name: str) -> tuple[int, ...]:
+    """Where the current text's ``__all__`` still lists a module-level name that is gone."""
+    return export_lines(ctx.new.parse.tree, name) if not path else ()
 
 
 def _binds(definition: Definition) -> bool:
@@ -430,6 +437,7 @@ def _compare_fields(ctx: _Context) -> Iterator[Change]:
                 before_sig=_field_sig(before),
                 removed_names=(entity,),
                 what=f"removed field {name}",
+                stale_exports=_stale_exports(ctx, path, name),
             )
         elif [s.norm for s in before] != [s.norm for s in after]:
             old_parts = [_field_parts(s) for s in before]

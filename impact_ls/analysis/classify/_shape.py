@@ -12,6 +12,8 @@ Private to ``analysis/classify/``; used by ``_ladder.py`` (issue 11, items 2 to 
   first binding statement; ``own_names(cls)``: what the class body itself binds (methods,
   nested classes, class-level assignments).
 - ``bases_of(cls)``: the bases a class lists, as written.
+- ``export_lines(tree, name)``: the lines where the module's ``__all__`` names ``name``
+  (``__all__ = [...]``, ``+=``, ``.append``/``.extend``).
 """
 
 from __future__ import annotations
@@ -164,3 +166,29 @@ def bases_of(node: ast.AST | None) -> tuple[str, ...] | None:
     if not isinstance(node, ast.ClassDef):
         return None
     return tuple(ast.unparse(b) for b in node.bases)
+
+
+def export_lines(tree: ast.Module | None, name: str) -> tuple[int, ...]:
+    """Lines of the module-level ``__all__`` entries that name ``name``."""
+    if tree is None:
+        return ()
+    lines: set[int] = set()
+    for stmt in tree.body:
+        values: list[ast.expr] = []
+        if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                values = [stmt.value]
+        elif (
+            isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Call)
+            and isinstance(stmt.value.func, ast.Attribute)
+            and isinstance(stmt.value.func.value, ast.Name)
+            and stmt.value.func.value.id == "__all__"
+        ):
+            values = list(stmt.value.args)
+        for value in values:
+            for node in ast.walk(value):
+                if isinstance(node, ast.Constant) and node.value == name:
+                    lines.add(node.lineno)
+    return tuple(sorted(lines))
