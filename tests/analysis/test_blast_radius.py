@@ -216,6 +216,10 @@ def run():
 
 def is_ours(err):
     return isinstance(err, BaseError)
+
+
+def is_our_kind(kind):
+    return issubclass(kind, BaseError)
 """,
 }
 
@@ -239,7 +243,7 @@ def test_a_changed_exception_hierarchy_reaches_the_except_and_isinstance_sites()
     report = _analyze(CONFIG_USERS, "pkg/config.py", after)
     assert report.triage.must_inspect == ()
     may = _where(report, "may_impact")
-    assert ("pkg/app.py", 10) in may and ("pkg/app.py", 15) in may
+    assert ("pkg/app.py", 10) in may and ("pkg/app.py", 15) in may and ("pkg/app.py", 19) in may
 
 
 def test_a_dataclass_turned_plain_breaks_its_constructions():
@@ -360,3 +364,68 @@ def test_a_test_that_calls_a_changed_signature_is_a_site_and_names_its_file():
     assert [(t.test, t.test_file) for t in report.tests] == [
         ("tests/test_box.py::test_mode", "tests/test_box.py")
     ]
+
+
+PLUGIN = """\
+class Plugin:
+    LIMIT = 3
+
+    def __init__(self):
+        self.ready = True
+
+    @classmethod
+    def create(cls, name):
+        return cls()
+
+    def handle(self, event):
+        return event
+"""
+PLUGIN_USERS = {
+    "pkg/__init__.py": "",
+    "pkg/plugin.py": PLUGIN,
+    "pkg/host.py": """\
+from pkg.plugin import Plugin
+
+
+def boot(p: Plugin):
+    Plugin.create("x")
+    if hasattr(p, "handle"):
+        setattr(p, "ready", False)
+    return Plugin.LIMIT + p.LIMIT, getattr(p, "LIMIT")
+""",
+}
+
+
+def _plugin(old: str, new: str) -> Report:
+    assert PLUGIN.count(old) == 1
+    return _analyze(PLUGIN_USERS, "pkg/plugin.py", PLUGIN.replace(old, new))
+
+
+def _flagged(report: Report) -> list[tuple[str, int]]:
+    return [(e.file, e.line) for e in report.triage.may_impact if e.unanalyzable]
+
+
+def test_a_renamed_class_attribute_breaks_its_reads_through_the_class_and_instances():
+    report = _plugin("LIMIT = 3", "MAX = 3")
+    assert _sites(report, "must_inspect") == [
+        ("pkg/host.py", 8, ("removed-field",)),  # ``Plugin.LIMIT``
+        ("pkg/host.py", 8, ("removed-field",)),  # ``p.LIMIT`` of the annotated ``p``
+    ]
+    assert _flagged(report) == [("pkg/host.py", 8)]  # ``getattr(p, "LIMIT")``
+
+
+def test_hasattr_and_setattr_naming_a_changed_method_or_attribute_are_flagged_sites():
+    assert _flagged(_plugin("def handle(self, event):", "def handle(self, event, extra):")) == [
+        ("pkg/host.py", 6)
+    ]
+    renamed = _plugin("self.ready = True", "self.is_ready = True")
+    assert _flagged(renamed) == [("pkg/host.py", 7)]
+    assert renamed.triage.must_inspect == ()
+
+
+def test_a_classmethod_turned_plain_method_is_only_may_impact_at_its_calls():
+    # ``Plugin.create("x")`` breaks, ``p.create("x")`` would not; the site does not say which
+    # receiver it has, so no break is proved
+    report = _plugin("    @classmethod\n", "")
+    assert report.triage.must_inspect == ()
+    assert _where(report, "may_impact") == [("pkg/host.py", 5)]
