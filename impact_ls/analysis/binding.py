@@ -213,6 +213,26 @@ def _shape_breaks(change: Change, args: ArgShape | None, relation: Relation) -> 
     return tuple(out)
 
 
+def binding_checked(
+    change: Change, *, args: ArgShape | None, relation: Relation, name_matched: bool
+) -> bool:
+    """Whether ``find_breaks`` bound this site's arguments to the new parameters at all.
+
+    True for a resolved call (or instantiation) of a changed parameter list whose arguments are
+    provable: an empty verdict there means the call still binds, not that nothing is known.
+    A change that keeps the parameters (a decorator, a call-shape flip) is not what binding
+    checks: whether ``Class.method(…)`` still works after ``@classmethod`` went depends on the
+    receiver, which the site does not record.
+    """
+    if name_matched or args is None or not args.provable or change.after_params is None:
+        return False
+    if change.before_params == change.after_params or change.call_shape:
+        return False
+    if change.change_type is ChangeType.METHOD_SIGNATURE:
+        return relation in _CALLS
+    return change.change_type is ChangeType.CONSTRUCTOR and relation in _INSTANTIATION
+
+
 def is_shape_independent(found: Break) -> bool:
     """Whether a break holds whatever the site's arguments are (``*args`` sites included)."""
     return found.kind in _ARGUMENT_FREE

@@ -15,7 +15,10 @@ Contract:
              gone, a call-shape flip, an inherited member lost). An ``__all__`` entry of the
              changed module that still names a removed name. Decided by proof, not by a score.
              MAY-IMPACT: a direct use of a class whose bases changed (``isinstance``,
-             ``except``, inherited members); any other distance-1 site that is unprovable or
+             ``except``, inherited members); a distance-1 call or instantiation that binding
+             proved still binds to the new signature only when its file co-changes with the
+             edited file at all (score > 0; else LOW-RISK); any other distance-1 site that is
+             unprovable or
              whose member has lex ≥ ``lex_min``, co-change ≥ ``cochange_min``, test confidence
              ≥ ``test_min`` or conf ≥ ``may_min`` — except that a name-matched site needs its
              file to co-change (≥ ``cochange_min``) or to import the changed module, and a site
@@ -38,7 +41,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
-from impact_ls.analysis.binding import Breaks, is_shape_independent
+from impact_ls.analysis.binding import Breaks, binding_checked, is_shape_independent
 from impact_ls.analysis.causes import cause_label
 from impact_ls.analysis.rank import Ranked
 from impact_ls.analysis.relations import select_relations
@@ -111,6 +114,16 @@ def triage_members(
                 bucket, conf = Bucket.MUST_INSPECT, max(base, settings.must_min)
             elif _hierarchy_site(change, relation, member.distance):
                 bucket, conf = Bucket.MAY_IMPACT, max(base, settings.may_min)
+            elif (
+                member.distance == 1
+                and item.cochange <= 0.0
+                and binding_checked(
+                    change, args=site.args, relation=relation, name_matched=site.name_matched
+                )
+            ):
+                # binding proved the call still binds: only history says it was edited with
+                # the signature before (issue 11: such calls were most wrong direct callers)
+                bucket, conf = Bucket.LOW_RISK, low
             elif _unsupported(site.name_matched, co_changed or item.imports_seed, far, member):
                 bucket, conf = Bucket.LOW_RISK, low
             elif not provable or soft:

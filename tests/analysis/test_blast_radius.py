@@ -7,9 +7,13 @@ edited file included), runs the whole pipeline on the edit and asserts the bucke
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from impact_ls.analysis.pipeline import SourceChange, analyze
 from impact_ls.config import Settings
+from impact_ls.engine import Engine
 from impact_ls.graph.builder import GraphBuilder
+from impact_ls.history.plant import plant_history
 from impact_ls.model import Report
 
 
@@ -429,3 +433,42 @@ def test_a_classmethod_turned_plain_method_is_only_may_impact_at_its_calls():
     report = _plugin("    @classmethod\n", "")
     assert report.triage.must_inspect == ()
     assert _where(report, "may_impact") == [("pkg/host.py", 5)]
+
+
+def _planted(tmp_path: Path, files: dict[str, str], history: str) -> Path:
+    source = tmp_path / "src"
+    for name, text in {**files, "history.toml": history}.items():
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        (source / name).write_text(text, encoding="utf-8")
+    return plant_history(source, tmp_path / "repo")
+
+
+def test_a_call_that_still_binds_is_may_impact_only_where_history_ties_its_file(
+    tmp_path: Path,
+):
+    files = {
+        **BOX_USERS,
+        "pkg/shelf.py": "from pkg.box import Box\n\n\ndef stack():\n    return [Box(2)]\n",
+        "tests/test_shelf.py": "from pkg.box import Box\n\n\ndef test_size():\n"
+        "    assert Box(3).size == 3\n",
+    }
+    # the test changed with the box before; the shelf never did (co-change reads the commits
+    # older than the baseline, HEAD, so a later commit follows)
+    history = (
+        '[[commit]]\nmessage = "box: modes"\ndate = "2024-01-05T10:00:00Z"\n'
+        'touch = ["pkg/box.py", "tests/test_box.py"]\n\n'
+        '[[commit]]\nmessage = "use: probe"\ndate = "2024-01-09T10:00:00Z"\n'
+        'touch = ["pkg/use.py"]\n'
+    )
+    root = _planted(tmp_path, files, history)
+    box = root / "pkg/box.py"
+    box.write_text(BOX.replace('mode="r"', 'mode="r", label=None'), encoding="utf-8")
+    report = Engine.open(root, {"jedi_confirm": False}).analyze_worktree()
+    assert [(c.file, c.score) for c in report.cochange] == [("tests/test_box.py", 1.0)]
+    assert report.triage.must_inspect == ()
+    # ``Box(1, mode="w")`` binds the new ``__init__``: history keeps it in view
+    assert _where(report, "may_impact") == [("tests/test_box.py", 5)]
+    # a test that calls it directly is re-run (``tests[]``), not listed as a site to edit
+    low = _where(report, "low_risk")
+    assert ("tests/test_shelf.py", 5) in low and ("pkg/shelf.py", 5) in low
+    assert "tests/test_shelf.py::test_size" in [t.test for t in report.tests]

@@ -140,7 +140,9 @@ def test_partition_is_exact():
         _ranked("pkg.api.batch", 2, [_site("pkg/batch.py", 8, ONE)], cochange=0.4),
         _ranked("tests.test_api.test_route", 2, [_site("tests/test_api.py", 5, ONE)], test_conf=1),
         _ranked("pkg.jobs.tick", 1, [_site("pkg/jobs.py", 5, TWO)], lex=0.05),
+        # binding proved these calls still bind: history must tie the file to the change
         _ranked("pkg.auth.relogin", 1, [_site("pkg/auth.py", 40, TWO)], lex=0.8),
+        _ranked("pkg.auth.renew", 1, [_site("pkg/auth.py", 50, TWO)], lex=0.8, cochange=0.1),
         _ranked("pkg.hist.sync", 1, [_site("pkg/hist.py", 2, TWO)], cochange=0.3),
         _ranked("pkg.deep.far", 3, [_site("pkg/deep.py", 2, ArgShape())], lex=0.05),
     ]
@@ -160,7 +162,7 @@ def test_partition_is_exact():
         ("pkg.api.handle", "pkg/api.py", 9, 0.7, 1),
     ]
     assert _rows(triage.may_impact) == [
-        ("pkg.auth.relogin", "pkg/auth.py", 40, 0.8, 1),
+        ("pkg.auth.renew", "pkg/auth.py", 50, 0.8, 1),
         ("pkg.api.batch", "pkg/batch.py", 8, 0.4, 2),
         ("pkg.api.spread", "pkg/api.py", 20, 0.35, 1),
         ("pkg.forms.post", "pkg/forms.py", 3, 0.35, 1),
@@ -168,6 +170,7 @@ def test_partition_is_exact():
         ("pkg.plugins.run", "pkg/plugins.py", 7, 0.35, 1),
     ]
     assert _rows(triage.low_risk) == [
+        ("pkg.auth.relogin", "pkg/auth.py", 40, 0.3499, 1),
         ("pkg.api.route", "pkg/api.py", 30, 0.2, 2),
         ("pkg.jobs.tick", "pkg/jobs.py", 5, 0.05, 1),
         ("pkg.deep.far", "pkg/deep.py", 2, 0.0125, 3),
