@@ -198,7 +198,7 @@ def run_case(
     try:
         text = seed_text(replayer.clone, case.sha, case.seed)
         run.refresh = replayer.move_to(case.parent, case.seed, text)
-        run.ours, report, run.analyze = replayer.analyze(case.seed)
+        run.ours, report, run.analyze = _analyze(replayer, case.seed)
     except AblationError:
         raise
     except Exception:  # a product crash on a real commit is a finding, not the end of the run
@@ -215,21 +215,33 @@ def run_case(
     run.change_types = tuple(f"{c['change_type']}:{c['entity']}" for c in report["changes"])
     if ablate:
         for channel in CHANNELS:
-            try:
-                ablated, _, _ = replayer.analyze(
-                    case.seed, channel, expect_call=bool(report["changes"])
-                )
-            except AblationError:
-                raise
-            except SystemError:
-                # CPython 3.11's ast converter keeps one recursion counter per interpreter, so
-                # an ast.parse racing another thread's can fail spuriously: run it once more.
-                ablated, _, _ = replayer.analyze(
-                    case.seed, channel, expect_call=bool(report["changes"])
-                )
+            ablated, _, _ = _analyze(
+                replayer, case.seed, channel, expect_call=bool(report["changes"])
+            )
             run.ablations[channel] = ablated.ranked
             run.ablation_must[channel] = ablated.must
     return run
+
+
+_ATTEMPTS = 5
+
+
+def _analyze(
+    replayer: Replayer, seed: str, channel: str | None = None, *, expect_call: bool = True
+) -> tuple[Prediction, dict[str, Any], Timing]:
+    """``replayer.analyze``, run again when CPython 3.11's ast converter fails spuriously.
+
+    Its recursion counter is one per interpreter, so an ``ast.parse`` racing another thread's
+    (a jedi confirmation past its budget) can raise ``SystemError``; the same call succeeds
+    when repeated.
+    """
+    for attempt in range(_ATTEMPTS):
+        try:
+            return replayer.analyze(seed, channel, expect_call=expect_call)
+        except SystemError:
+            if attempt == _ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
 def run_repo(
