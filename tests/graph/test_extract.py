@@ -232,9 +232,6 @@ def test_all_in_its_three_spellings() -> None:
     assert facts_of('__all__ = ["a"]\n').dynamic == ()
 
 
-# --------------------------------------------------------------------------- pytest
-
-
 TESTS = """\
 import pytest
 
@@ -346,9 +343,6 @@ def test_conftest_fixtures_are_fixtures() -> None:
     ]
 
 
-# --------------------------------------------------------------------------- dynamic
-
-
 def test_dynamic_references_and_identifier_strings() -> None:
     facts = facts_of(
         '''\
@@ -386,9 +380,6 @@ def test_node_strings_are_capped_at_32_tokens() -> None:
     words = " ".join(f"w{i}" for i in range(50))
     facts = facts_of(f'def f():\n    return "{words}"\n')
     assert facts.definitions[0].strings == tuple(f"w{i}" for i in range(32))
-
-
-# --------------------------------------------------------------------------- bad input
 
 
 def test_half_typed_file_still_yields_its_definitions() -> None:
@@ -475,9 +466,6 @@ def test_extraction_never_raises_on_arbitrary_text(text: str) -> None:
     assert facts_from_json(facts_to_json(facts)) == facts
 
 
-# --------------------------------------------------------------------------- JSON
-
-
 def test_json_round_trip_is_exact() -> None:
     facts = facts_of(SERVICE + "\n" + TESTS, file="tests/test_x.py")
     text = facts_to_json(facts)
@@ -511,9 +499,6 @@ def test_json_with_wrong_field_types_raises_value_error() -> None:
     good["f"][6][0][2] = [1, 2]  # calls[0].span is not four ints
     with pytest.raises(ValueError):
         facts_from_json(json.dumps(good))
-
-
-# --------------------------------------------------------------------------- modules
 
 
 def test_source_roots_and_module_names() -> None:

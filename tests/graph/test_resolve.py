@@ -45,9 +45,6 @@ def out(graph: CodeGraph, source: str, kind: str | None = None) -> set[tuple[str
     return {(t, k, line) for s, t, k, line in edge_rows(graph, kind=kind, source=source)}
 
 
-# --------------------------------------------------------------------------- nodes
-
-
 def test_nodes_carry_kind_file_span_signature_doc_and_test_ids(flat: CodeGraph) -> None:
     user = flat.node(f"{MODELS}.User")
     assert user is not None
@@ -103,9 +100,6 @@ def test_namespace_package_modules_are_named_by_path(flat: CodeGraph) -> None:
     }
 
 
-# --------------------------------------------------------------------------- structure
-
-
 def test_contains_edges_link_module_class_and_method(flat: CodeGraph) -> None:
     assert out(flat, MODELS, "contains") == {
         (f"{MODELS}.User", "contains", 4),
@@ -130,9 +124,6 @@ def test_inherit_follows_bases_in_order_and_override_follows_the_mro(flat: CodeG
     assert [e.source for e in flat.overriders_of(f"{AUTH}.BaseService.login")] == [
         f"{AUTH}.LoginService.login"
     ]
-
-
-# --------------------------------------------------------------------------- calls
 
 
 def test_method_calls_resolve_through_self_super_mro_and_typed_attributes(flat: CodeGraph) -> None:
@@ -230,9 +221,6 @@ def test_dangling_targets_keep_imports_and_calls_of_a_missing_name(flat: CodeGra
     }
 
 
-# --------------------------------------------------------------------------- imports
-
-
 def test_reexports_chain_through_two_inits_and_all(flat: CodeGraph) -> None:
     assert out(flat, "shop", "reexport") == {
         (f"{AUTH}.login", "reexport", 2),
@@ -288,9 +276,6 @@ def test_src_layout_maps_modules_under_src(src: CodeGraph) -> None:
     }
 
 
-# --------------------------------------------------------------------------- fields
-
-
 def test_class_member_edges_for_self_fields_typed_objects_and_constants(flat: CodeGraph) -> None:
     assert out(flat, f"{AUTH}.BaseService.audit") == {
         (f"{AUTH}.BaseService.retries", "class-member", 19)
@@ -305,9 +290,6 @@ def test_class_member_edges_for_self_fields_typed_objects_and_constants(flat: Co
         (f"{AUTH}.LoginService.login", 32),
         ("shop.checkout.checkout", 13),
     }
-
-
-# --------------------------------------------------------------------------- pytest
 
 
 def test_fixtures_resolve_by_conftest_scope_and_override(flat: CodeGraph) -> None:
@@ -363,9 +345,6 @@ def test_fixture_calls_are_ordinary_call_edges(flat: CodeGraph) -> None:
         (f"{AUTH}.LoginService.__init__", "call", 14)
     }
     assert out(flat, "tests.conftest.db", "instantiate") == {(f"{MODELS}.Repo", "instantiate", 9)}
-
-
-# --------------------------------------------------------------------------- dynamic
 
 
 def test_dynamic_references_become_dynamic_refs_with_their_source(flat: CodeGraph) -> None:
