@@ -76,6 +76,10 @@ class GraphBuilder:
     """Builds and incrementally patches the code graph from per-file facts (pure, in memory)."""
 
     def __init__(self, *, confirmer: Confirmer | None = None) -> None:
+        self._reset(confirmer)
+
+    def _reset(self, confirmer: Confirmer | None) -> None:
+        """Forget every file: an empty graph and empty indexes, as a cold ``load`` starts."""
         self._graph = CodeGraph(confirmer=confirmer)
         self._facts: dict[str, FileFacts] = {}
         self._infos: dict[str, FileInfo] = {}
@@ -91,8 +95,6 @@ class GraphBuilder:
         self._reused = 0
         # what ``take_resolutions`` encodes: the last load's fingerprints and fresh files
         self._fresh: tuple[_Fingerprints, list[tuple[str, list[Edge]]]] | None = None
-
-    # ------------------------------------------------------------------ reading
 
     @property
     def graph(self) -> CodeGraph:
@@ -146,8 +148,6 @@ class GraphBuilder:
         """The source roots the builder's ``update`` computes module names under."""
         return self._roots
 
-    # ------------------------------------------------------------------ bulk
-
     def load(
         self,
         facts: Iterable[FileFacts],
@@ -170,8 +170,7 @@ class GraphBuilder:
         facts: Iterable[FileFacts],
         cached: Iterable[tuple[str, CachedResolution]] | None = None,
     ) -> None:
-        confirmer = self._graph.confirmer
-        self.__init__(confirmer=confirmer)  # type: ignore[misc]
+        self._reset(self._graph.confirmer)  # a new, empty graph keeps the old one's confirmer
         for f in facts:
             self._facts[f.file] = f
         self._roots = source_roots(self._facts)
@@ -224,8 +223,6 @@ class GraphBuilder:
         self._remember_reads(file, frozenset([keys.setdefault(key, key) for key in reads]))
         return True
 
-    # ------------------------------------------------------------------ incremental
-
     def update(self, file: str, text: str) -> None:
         """Extract ``file`` from ``text`` and patch the graph (module named from known files)."""
         roots = self._roots
@@ -276,8 +273,6 @@ class GraphBuilder:
             self._graph.remove_file(file)
             self._forget_reads(file)
             self._reresolve(keys, also=())
-
-    # ------------------------------------------------------------------ internals
 
     def _reroot(self, roots: tuple[str, ...], *, changed: dict[str, str]) -> None:
         """Source roots moved (a first ``src/`` file): every module name may change — reload."""

@@ -9,7 +9,7 @@ from impact_ls.graph.builder import GraphBuilder
 from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.graph.extract import extract_facts
 from impact_ls.graph.modules import module_for, source_roots
-from impact_ls.model import EdgeKind
+from impact_ls.model import Edge, EdgeKind
 
 AUTH = "shop.accounts.auth"
 MODELS = "shop.accounts.models"
@@ -160,7 +160,29 @@ def test_set_facts_accepts_facts_from_a_cache() -> None:
     assert builder.facts("m.py") is facts
 
 
-# --------------------------------------------------------------------------- the invariant
+def test_load_starts_from_nothing_and_keeps_the_confirmer() -> None:
+    def confirm(edge: Edge) -> bool:
+        return edge.source != "old.f"
+
+    builder = GraphBuilder(confirmer=confirm)
+    builder.update("old.py", "def f():\n    g()\n\ndef g():\n    pass\n")
+    builder.load(
+        [extract_facts("def h():\n    pass\n", file="new.py", module="new", is_package=False)]
+    )
+    assert builder.files() == ["new.py"]
+    assert builder.facts("old.py") is None
+    assert [n.id for n in builder.graph.nodes()] == ["new", "new.h"]
+    assert builder.graph.callers_of("old.g") == []
+    assert builder.graph.confirmer is confirm
+    # nothing of the first file lingers in the project indexes: ``old`` is now an unknown
+    # (external) module, so ``g()`` links nowhere, while ``h()`` finds the loaded file
+    builder.update(
+        "user.py", "from new import h\nfrom old import g\n\ndef u():\n    h()\n    g()\n"
+    )
+    assert [(e.target, e.kind) for e in builder.graph.dependencies("user.u")] == [
+        ("new.h", EdgeKind.CALL)
+    ]
+
 
 VARIANTS: dict[str, list[str]] = {
     "pkg/__init__.py": [
