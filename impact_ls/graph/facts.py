@@ -1,8 +1,8 @@
-"""Everything one Python file yields to the code graph, as frozen values plus a JSON codec.
+"""Everything one Python file yields to the code graph, as frozen values plus a binary codec.
 
 ``extract.py`` turns a file's text into a ``FileFacts``; ``resolve.py`` turns the facts of all
 files into nodes and edges. Facts never depend on other files, so they can be cached by content
-hash (``graph/store.py`` stores ``facts_to_json``) and re-extracted one file at a time.
+hash (``graph/store.py`` stores ``facts_to_bytes``) and re-extracted one file at a time.
 
 Qualnames inside facts are module-relative (``Class.method``; ``""`` is the module itself), so a
 file moved under another source root keeps its facts and only changes ``module``.
@@ -11,14 +11,13 @@ Expressions are kept as dotted chains (``Chain``): ``self.svc.login`` is ``("sel
 "login")``; ``"()"`` marks a call result (``Cls().run`` is ``("Cls", "()", "run")``), ``"super()"``
 is a ``super()`` call and ``"?"`` an expression that is not a plain chain (``x[0].run``).
 
-Bump ``EXTRACTOR_VERSION`` whenever extraction or the JSON layout changes: cached facts carry it
+Bump ``EXTRACTOR_VERSION`` whenever extraction or the fact layout changes: cached facts carry it
 and a mismatch is a cache miss.
 """
 
 from __future__ import annotations
 
 import gc
-import json
 import logging
 import marshal
 import struct
@@ -252,207 +251,6 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-# --------------------------------------------------------------------------- JSON codec
-#
-# Dataclasses are written as positional lists (field order) to keep the cache small and the codec
-# fast; the version stamp guards the layout. Decoders are compiled once per type.
-
-_Decoder = Callable[[Any], Any]
-_DECODERS: dict[Any, _Decoder] = {}
-
-
-_Encoder = Callable[[Any], Any]
-_ENCODERS: dict[Any, _Encoder] = {}
-_PLAIN = (str, int, bool, type(None))
-
-
-def _encoder_for(tp: Any) -> _Encoder | None:
-    """A compiled encoder for values of type ``tp``; ``None`` when json can take them as-is."""
-    if tp in _ENCODERS:
-        return _ENCODERS[tp]
-    enc = _build_encoder(tp)
-    _ENCODERS[tp] = enc  # type: ignore[assignment]
-    return enc
-
-
-def _build_encoder(tp: Any) -> _Encoder | None:
-    if tp is Span:
-        return attrgetter("line", "col", "end_line", "end_col")
-    if isinstance(tp, type) and is_dataclass(tp):
-        hints = get_type_hints(tp, vars(sys.modules[tp.__module__]))
-        names = [f.name for f in fields(tp)]
-        encs = [_encoder_for(hints[n]) for n in names]
-        getter = attrgetter(*names)
-        if all(e is None for e in encs):
-            return getter  # a tuple of plain values (StrEnums are strs to json)
-        pairs = list(enumerate(encs))
-
-        def enc_dc(value: Any) -> Any:
-            row = list(getter(value))
-            for i, e in pairs:
-                if e is not None and row[i] is not None:
-                    row[i] = e(row[i])
-            return row
-
-        return enc_dc
-    origin = get_origin(tp)
-    if origin is tuple:
-        item = _encoder_for(get_args(tp)[0])
-        if item is None:
-            return None
-        return lambda value: [item(v) for v in value]
-    if origin is Union or type(tp).__name__ == "UnionType":
-        inner = [a for a in get_args(tp) if a is not type(None)]
-        return _encoder_for(inner[0])
-    if tp in _PLAIN or (isinstance(tp, type) and issubclass(tp, StrEnum)):
-        return None
-    raise TypeError(f"no JSON encoder for {tp!r}")
-
-
-def facts_to_json(facts: FileFacts) -> str:
-    """Serialize ``facts`` to compact JSON, stamped with ``EXTRACTOR_VERSION``."""
-    encoder = _encoder_for(FileFacts)
-    assert encoder is not None
-    with gc_paused():
-        return json.dumps({"v": EXTRACTOR_VERSION, "f": encoder(facts)}, separators=(",", ":"))
-
-
-def _decoder_for(tp: Any) -> _Decoder:
-    cached = _DECODERS.get(tp)
-    if cached is not None:
-        return cached
-    dec = _generate_decoder(tp)
-    _DECODERS[tp] = dec
-    return dec
-
-
-class _CorruptError(ValueError):
-    """A value of the wrong shape or type inside otherwise valid JSON."""
-
-
-def _bad(what: str) -> Any:
-    raise _CorruptError(f"corrupt facts: bad {what}")
-
-
-_STR_ONLY = {str}
-# json.loads makes a new str per occurrence; facts repeat the same names and scopes endlessly
-_intern = sys.intern
-_INT_ONLY = {int}
-
-
-def _str_tuple(value: Any) -> tuple[str, ...]:
-    if type(value) is not list:
-        _bad("string list")
-    if value and set(map(type, value)) != _STR_ONLY:
-        _bad("string list")
-    return tuple(map(_intern, value))
-
-
-def _list(value: Any) -> list[Any]:
-    if type(value) is not list:
-        _bad("list")
-    return value  # type: ignore[no-any-return]
-
-
-def _decode_span(value: Any) -> Span:
-    if type(value) is not list or len(value) != 4 or set(map(type, value)) != _INT_ONLY:
-        _bad("span")
-    return Span(line=value[0], col=value[1], end_line=value[2], end_col=value[3])
-
-
-def _field_expr(tp: Any, src: str, env: dict[str, Any]) -> str:
-    """A Python expression decoding ``src`` (an expression) as a value of type ``tp``."""
-    if tp is str:
-        return f"(_intern(x) if type(x := {src}) is str else _bad('str'))"
-    if tp is int:
-        return f"(x if type(x := {src}) is int else _bad('int'))"
-    if tp is bool:
-        return f"(x if type(x := {src}) is bool else _bad('bool'))"
-    if tp is Span:
-        return f"_decode_span({src})"
-    if isinstance(tp, type) and issubclass(tp, StrEnum):
-        name = f"_enum_{tp.__name__}"
-        env[name] = {m.value: m for m in tp}
-        return f"{name}[{src}]"
-    if isinstance(tp, type) and is_dataclass(tp):
-        name = f"_dec_{tp.__name__}"
-        env[name] = _decoder_for(tp)
-        return f"{name}({src})"
-    origin = get_origin(tp)
-    if origin is tuple:
-        item = get_args(tp)[0]
-        if item is str:
-            return f"_str_tuple({src})"
-        inner = _field_expr(item, "e", env)
-        return f"tuple([{inner} for e in _list({src})])"
-    if origin is Union or type(tp).__name__ == "UnionType":
-        inner_tp = next(a for a in get_args(tp) if a is not type(None))
-        inner = _field_expr(inner_tp, "y", env)
-        return f"(None if (y := {src}) is None else {inner})"
-    raise TypeError(f"no JSON decoder for {tp!r}")
-
-
-def _generate_decoder(tp: Any) -> _Decoder:
-    """Compile a straight-line decoder for dataclass ``tp`` (a JSON list in field order)."""
-    hints = get_type_hints(tp, vars(sys.modules[tp.__module__]))
-    names = [f.name for f in fields(tp)]
-    env: dict[str, Any] = {
-        "_bad": _bad,
-        "_str_tuple": _str_tuple,
-        "_list": _list,
-        "_intern": _intern,
-        "_decode_span": _decode_span,
-        "_cls": tp,
-    }
-    args = ", ".join(f"{n}={_field_expr(hints[n], f'v[{i}]', env)}" for i, n in enumerate(names))
-    code = (
-        "def decode(v):\n"
-        f"    if type(v) is not list or len(v) != {len(names)}:\n"
-        f"        _bad({tp.__name__!r})\n"
-        f"    return _cls({args})\n"
-    )
-    # the code is generated above from our own dataclasses, never from input
-    exec(compile(code, f"<facts decoder {tp.__name__}>", "exec"), env)
-    decode: _Decoder = env["decode"]
-    if tp is ArgShape:
-        decode = _shared(decode)  # a few hundred shapes cover most call sites
-    return decode
-
-
-def _shared(decode: _Decoder) -> _Decoder:
-    """Reuse equal decoded values (frozen, so sharing is safe), keyed by their JSON form."""
-    seen: dict[str, Any] = {}
-
-    def shared(v: Any) -> Any:
-        key = repr(v)
-        found = seen.get(key)
-        if found is None:
-            found = decode(v)
-            if len(seen) < 4096:
-                seen[key] = found
-        return found
-
-    return shared
-
-
-def facts_from_json(text: str) -> FileFacts:
-    """Parse what ``facts_to_json`` wrote; raise ``ValueError`` on corrupt or stale input."""
-    with gc_paused():
-        try:
-            data = json.loads(text)
-        except (json.JSONDecodeError, TypeError) as exc:
-            raise ValueError(f"facts are not JSON: {exc}") from exc
-        if not isinstance(data, dict) or data.get("v") != EXTRACTOR_VERSION:
-            raise ValueError("facts were written by another extractor version")
-        try:
-            facts = _decoder_for(FileFacts)(data.get("f"))
-        except _CorruptError:
-            raise
-        except (TypeError, KeyError, IndexError, AttributeError, RecursionError) as exc:
-            raise ValueError(f"corrupt facts: {exc!r}") from exc
-    return facts  # type: ignore[no-any-return]
-
-
 _T = TypeVar("_T")
 _FAST_INITS: dict[type, Callable[..., Any]] = {}
 
@@ -493,18 +291,17 @@ def fast_init(cls: type[_T]) -> Callable[..., _T]:
     return make
 
 
-# --------------------------------------------------------------------------- binary codec
-#
 # What the cache stores and workers send: nested positional tuples (enums as their index) dumped
 # with ``marshal``, behind a magic, the version stamp and a CRC of the payload. The CRC catches a
-# damaged row, so the decoder need not type-check every field (that check made the JSON decoder
-# several times slower); objects are made with ``object.__new__`` and the slot setters, skipping
+# damaged row, so the decoder need not type-check every field (a checking decoder was several
+# times slower); objects are made with ``object.__new__`` and the slot setters, skipping
 # the frozen dataclasses' ``__init__`` (half of the decoding cost).
 
 _MAGIC = b"IMPF"
 _HEADER = struct.Struct("<4sI")
 _BIN_STAMP = f"{EXTRACTOR_VERSION}/{sys.version_info[0]}.{sys.version_info[1]}"
 _MARSHAL_VERSION = 4
+_PLAIN = (str, int, bool, type(None))
 _BIN_ENCODERS: dict[Any, Callable[[Any], Any]] = {}
 _BIN_DECODERS: dict[Any, Callable[[Any], Any]] = {}
 # ArgShape and Param values repeat endlessly; decoded ones are shared (they are frozen)
@@ -648,13 +445,6 @@ def facts_from_bytes(data: bytes) -> FileFacts:
     return facts  # type: ignore[no-any-return]
 
 
-def facts_from_cache(data: str | bytes) -> FileFacts:
-    """Decode a cached row: the binary record, or the JSON an older writer (or a test) left."""
-    if isinstance(data, str):
-        return facts_from_json(data)
-    return facts_from_bytes(data)
-
-
 __all__ = [
     "CALL",
     "EXTRACTOR_VERSION",
@@ -678,10 +468,7 @@ __all__ = [
     "TypeRefFact",
     "bin_codec",
     "facts_from_bytes",
-    "facts_from_cache",
-    "facts_from_json",
     "facts_to_bytes",
-    "facts_to_json",
     "fast_init",
     "gc_paused",
 ]
