@@ -35,9 +35,9 @@ from impact_ls.graph.facts import (
     Request,
     TypeHint,
     TypeRefFact,
-    fast_init,
     gc_paused,
 )
+from impact_ls.graph.fastinit import fast_init
 from impact_ls.model import ArgShape, DynamicKind, NodeKind, Param, ParamKind, Span
 
 logger = logging.getLogger(__name__)

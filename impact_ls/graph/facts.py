@@ -23,12 +23,13 @@ import marshal
 import struct
 import sys
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import MISSING, dataclass, fields, is_dataclass
+from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import Any
 
+from impact_ls.graph.fastinit import fast_init
 from impact_ls.model import ArgShape, DynamicKind, NodeKind, Param, ParamKind, Span
 
 if sys.version_info >= (3, 11):
@@ -251,175 +252,257 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-_T = TypeVar("_T")
-_FAST_INITS: dict[type, Callable[..., Any]] = {}
-
-
-def fast_init(cls: type[_T]) -> Callable[..., _T]:
-    """A keyword constructor for frozen slots dataclass ``cls`` that skips its ``__init__``.
-
-    The generated ``__init__`` of a frozen dataclass sets each field through
-    ``object.__setattr__``; building the object with ``object.__new__`` and the slot setters is
-    about twice as fast, which matters for the hundreds of thousands of spans, facts and edges
-    a large project makes. Only for dataclasses without ``__post_init__`` or default factories.
-    """
-    found = _FAST_INITS.get(cls)
-    if found is not None:
-        return found
-    if hasattr(cls, "__post_init__"):
-        raise TypeError(f"{cls.__name__} has __post_init__")
-    env: dict[str, Any] = {"_cls": cls, "_new": object.__new__}
-    params: list[str] = []
-    body: list[str] = []
-    for f in fields(cls):  # type: ignore[arg-type]
-        if f.default_factory is not MISSING:
-            raise TypeError(f"{cls.__name__}.{f.name} has a default factory")
-        if f.default is MISSING:
-            params.append(f.name)
-        else:
-            env[f"_default_{f.name}"] = f.default
-            params.append(f"{f.name}=_default_{f.name}")
-        env[f"_set_{f.name}"] = getattr(cls, f.name).__set__
-        body.append(f"    _set_{f.name}(o, {f.name})")
-    code = "\n".join(
-        [f"def make(*, {', '.join(params)}):", "    o = _new(_cls)", *body, "    return o", ""]
-    )
-    # generated from our own dataclass definitions, never from input
-    exec(compile(code, f"<fast init {cls.__name__}>", "exec"), env)
-    make: Callable[..., _T] = env["make"]
-    _FAST_INITS[cls] = make
-    return make
-
-
-# What the cache stores and workers send: nested positional tuples (enums as their index) dumped
-# with ``marshal``, behind a magic, the version stamp and a CRC of the payload. The CRC catches a
-# damaged row, so the decoder need not type-check every field (a checking decoder was several
-# times slower); objects are made with ``object.__new__`` and the slot setters, skipping
-# the frozen dataclasses' ``__init__`` (half of the decoding cost).
+# The binary codec: what the cache stores and extraction workers send. Each value is a nested
+# tuple of plain values in field order (an enum as its index, a span as four ints), dumped with
+# ``marshal`` behind a magic, the version stamp and a CRC of the payload. The CRC catches a
+# damaged row, so decoding need not type-check every field (a checking decoder was several
+# times slower). The layout is written out per type below; ``test_facts.py`` round-trips a value
+# of every type with every field set, so a field missing here fails there.
 
 _MAGIC = b"IMPF"
 _HEADER = struct.Struct("<4sI")
 _BIN_STAMP = f"{EXTRACTOR_VERSION}/{sys.version_info[0]}.{sys.version_info[1]}"
 _MARSHAL_VERSION = 4
-_PLAIN = (str, int, bool, type(None))
-_BIN_ENCODERS: dict[Any, Callable[[Any], Any]] = {}
-_BIN_DECODERS: dict[Any, Callable[[Any], Any]] = {}
-# ArgShape and Param values repeat endlessly; decoded ones are shared (they are frozen)
+
+_span_row = attrgetter("line", "col", "end_line", "end_col")
+_PARAM_KINDS = tuple(ParamKind)
+_NODE_KINDS = tuple(NodeKind)
+_ACCESS_KINDS = tuple(AccessKind)
+_DYNAMIC_KINDS = tuple(DynamicKind)
+_PARAM_KIND_INDEX = {kind: i for i, kind in enumerate(_PARAM_KINDS)}
+_NODE_KIND_INDEX = {kind: i for i, kind in enumerate(_NODE_KINDS)}
+_ACCESS_KIND_INDEX = {kind: i for i, kind in enumerate(_ACCESS_KINDS)}
+_DYNAMIC_KIND_INDEX = {kind: i for i, kind in enumerate(_DYNAMIC_KINDS)}
+
+_new_span = fast_init(Span)
+_new_param = fast_init(Param)
+_new_shape = fast_init(ArgShape)
+_new_fixture = fast_init(FixtureInfo)
+_new_request = fast_init(Request)
+_new_hint = fast_init(TypeHint)
+_new_def = fast_init(DefFact)
+_new_call = fast_init(CallFact)
+_new_access = fast_init(AccessFact)
+_new_type_ref = fast_init(TypeRefFact)
+_new_import = fast_init(ImportFact)
+_new_assign = fast_init(AssignFact)
+_new_dynamic = fast_init(DynamicFact)
+_new_file = fast_init(FileFacts)
+
+# argument shapes and parameters repeat endlessly: decoded ones are shared (they are frozen)
 _SHARED_MAX = 8192
+_shapes: dict[tuple[Any, ...], ArgShape] = {}
+_params: dict[tuple[Any, ...], Param] = {}
 
 
-def _bin_expr(tp: Any, src: str, env: dict[str, Any], *, decode: bool, depth: int = 0) -> str:
-    """A Python expression encoding (or decoding) ``src`` as a value of type ``tp``."""
-    tp = getattr(tp, "__supertype__", tp)  # a NewType (``QualName``) is stored as its base
-    if tp in _PLAIN:
-        return src
-    if tp is Span:
-        if decode:
-            env["_dec_span"] = _dec_span
-            return f"_dec_span({src})"
-        env["_enc_span"] = attrgetter("line", "col", "end_line", "end_col")
-        return f"_enc_span({src})"
-    if isinstance(tp, type) and issubclass(tp, StrEnum):
-        members = list(tp)
-        if decode:
-            env[f"_members_{tp.__name__}"] = members
-            return f"_members_{tp.__name__}[{src}]"
-        env[f"_index_{tp.__name__}"] = {m: i for i, m in enumerate(members)}
-        return f"_index_{tp.__name__}[{src}]"
-    if isinstance(tp, type) and is_dataclass(tp):
-        name = f"_{'dec' if decode else 'enc'}_{tp.__name__}"
-        env[name] = _bin_codec(tp, decode=decode)
-        return f"{name}({src})"
-    origin = get_origin(tp)
-    if origin is tuple:
-        args = get_args(tp)
-        item = args[0]
-        inner = _bin_expr(item, "e", env, decode=decode, depth=depth + 1)
-        if inner == "e":
-            return src  # a tuple of plain values (or of chains) is stored as it is
-        if inner.endswith("(e)") and inner[:-3].isidentifier():
-            return f"tuple(map({inner[:-3]}, {src}))"
-        return f"tuple([{inner} for e in {src}])"
-    if origin is Union or type(tp).__name__ == "UnionType":
-        inner_tp = next(a for a in get_args(tp) if a is not type(None))
-        var = f"_y{depth}"
-        inner = _bin_expr(inner_tp, var, env, decode=decode, depth=depth + 1)
-        if inner == var:
-            return src
-        return f"(None if ({var} := {src}) is None else {inner})"
-    raise TypeError(f"no binary codec for {tp!r}")
+def _encode_shape(shape: ArgShape) -> tuple[Any, ...]:
+    return (shape.positional, shape.keywords, shape.star, shape.double_star)
 
 
-def _bin_codec(tp: Any, *, decode: bool) -> Callable[[Any], Any]:
-    table = _BIN_DECODERS if decode else _BIN_ENCODERS
-    found = table.get(tp)
-    if found is not None:
-        return found
-    hints = get_type_hints(tp, vars(sys.modules[tp.__module__]))
-    names = [f.name for f in fields(tp)]
-    env: dict[str, Any] = {"_cls": tp, "_new": object.__new__}
-    if decode:
-        lines = ["def codec(v):", f"    {', '.join(f'v{i}' for i in range(len(names)))}, = v"]
-        lines.append("    o = _new(_cls)")
-        for i, n in enumerate(names):
-            env[f"_set_{n}"] = getattr(tp, n).__set__
-            lines.append(f"    _set_{n}(o, {_bin_expr(hints[n], f'v{i}', env, decode=True)})")
-        lines.append("    return o")
-    else:
-        parts = [_bin_expr(hints[n], f"o.{n}", env, decode=False) for n in names]
-        lines = ["def codec(o):", f"    return ({', '.join(parts)},)"]
-    # the code is generated from our own dataclasses, never from input
-    exec(compile("\n".join(lines) + "\n", f"<facts codec {tp.__name__}>", "exec"), env)
-    codec: Callable[[Any], Any] = env["codec"]
-    if decode and tp in (ArgShape, Param):
-        codec = _shared_by_value(codec)
-    table[tp] = codec
-    return codec
+def _decode_shape(row: tuple[Any, ...]) -> ArgShape:
+    shape = _shapes.get(row)
+    if shape is None:
+        shape = _new_shape(*row)
+        if len(_shapes) < _SHARED_MAX:
+            _shapes[row] = shape
+    return shape
 
 
-def bin_codec(tp: Any, *, decode: bool) -> Callable[[Any], Any]:
-    """The positional-tuple encoder (or decoder) of frozen slots dataclass ``tp``, for marshal.
-
-    Used for the facts themselves and for other cached records (``resolved.py``'s edges).
-    """
-    return _bin_codec(tp, decode=decode)
-
-
-def _shared_by_value(decode: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """Reuse equal decoded values, keyed by their (hashable) encoded tuple."""
-    seen: dict[Any, Any] = {}
-
-    def shared(v: Any) -> Any:
-        found = seen.get(v)
-        if found is None:
-            found = decode(v)
-            if len(seen) < _SHARED_MAX:
-                seen[v] = found
-        return found
-
-    return shared
+def _decode_param(row: tuple[Any, ...]) -> Param:
+    param = _params.get(row)
+    if param is None:
+        name, kind, has_default = row
+        param = _new_param(name, _PARAM_KINDS[kind], has_default)
+        if len(_params) < _SHARED_MAX:
+            _params[row] = param
+    return param
 
 
-_span_new = object.__new__
-_span_set = tuple(getattr(Span, n).__set__ for n in ("line", "col", "end_line", "end_col"))
+def _encode_def(d: DefFact) -> tuple[Any, ...]:
+    fixture = d.fixture
+    return (
+        d.qualname,
+        _NODE_KIND_INDEX[d.kind],
+        _span_row(d.span),
+        _span_row(d.name_span),
+        d.in_class,
+        d.is_async,
+        d.signature,
+        d.doc,
+        tuple([(p.name, _PARAM_KIND_INDEX[p.kind], p.has_default) for p in d.params]),
+        tuple([(h.name, h.chain) for h in d.param_types]),
+        d.returns,
+        d.returns_value,
+        d.decorators,
+        d.bases,
+        tuple(map(_span_row, d.base_spans)),
+        d.attributes,
+        d.strings,
+        d.test_id,
+        None if fixture is None else (fixture.name, fixture.autouse),
+        tuple([(r.name, _span_row(r.span)) for r in d.requests]),
+    )
 
 
-def _dec_span(v: Any, _new: Any = _span_new, _s: Any = _span_set) -> Span:
-    line, col, end_line, end_col = v
-    span = _new(Span)
-    _s[0](span, line)
-    _s[1](span, col)
-    _s[2](span, end_line)
-    _s[3](span, end_col)
-    return span  # type: ignore[no-any-return]
+def _decode_def(row: tuple[Any, ...]) -> DefFact:
+    (
+        qualname,
+        kind,
+        span,
+        name_span,
+        in_class,
+        is_async,
+        signature,
+        doc,
+        params,
+        param_types,
+        returns,
+        returns_value,
+        decorators,
+        bases,
+        base_spans,
+        attributes,
+        strings,
+        test_id,
+        fixture,
+        requests,
+    ) = row
+    return _new_def(
+        qualname,
+        _NODE_KINDS[kind],
+        _new_span(*span),
+        _new_span(*name_span),
+        in_class,
+        is_async,
+        signature,
+        doc,
+        tuple(map(_decode_param, params)),
+        tuple([_new_hint(name, chain) for name, chain in param_types]),
+        returns,
+        returns_value,
+        decorators,
+        bases,
+        tuple([_new_span(*s) for s in base_spans]),
+        attributes,
+        strings,
+        test_id,
+        None if fixture is None else _new_fixture(*fixture),
+        tuple([_new_request(name, _new_span(*s)) for name, s in requests]),
+    )
+
+
+def _encode_file(f: FileFacts) -> tuple[Any, ...]:
+    return (
+        f.file,
+        f.module,
+        f.is_package,
+        f.line_count,
+        f.doc,
+        tuple(map(_encode_def, f.definitions)),
+        tuple(
+            [
+                (c.scope, c.callee, _span_row(c.span), _encode_shape(c.args), c.head_local)
+                for c in f.calls
+            ]
+        ),
+        tuple(
+            [
+                (a.scope, a.chain, _ACCESS_KIND_INDEX[a.access], _span_row(a.span), a.head_local)
+                for a in f.accesses
+            ]
+        ),
+        tuple([(t.scope, t.chain, _span_row(t.span)) for t in f.type_refs]),
+        tuple(
+            [
+                (i.scope, i.module, i.level, i.name, i.asname, _span_row(i.span), i.type_checking)
+                for i in f.imports
+            ]
+        ),
+        tuple(
+            [
+                (a.scope, a.target, a.value, _span_row(a.span), a.annotated, a.alias)
+                for a in f.assigns
+            ]
+        ),
+        f.constants,
+        f.all_names,
+        tuple(
+            [(d.scope, d.name, _DYNAMIC_KIND_INDEX[d.kind], _span_row(d.span)) for d in f.dynamic]
+        ),
+        f.strings,
+        f.parse_error,
+    )
+
+
+def _decode_file(row: tuple[Any, ...]) -> FileFacts:
+    (
+        file,
+        module,
+        is_package,
+        line_count,
+        doc,
+        definitions,
+        calls,
+        accesses,
+        type_refs,
+        imports,
+        assigns,
+        constants,
+        all_names,
+        dynamic,
+        strings,
+        parse_error,
+    ) = row
+    span = _new_span
+    return _new_file(
+        file,
+        module,
+        is_package,
+        line_count,
+        doc,
+        tuple(map(_decode_def, definitions)),
+        tuple(
+            [
+                _new_call(scope, callee, span(*s), _decode_shape(args), head_local)
+                for scope, callee, s, args, head_local in calls
+            ]
+        ),
+        tuple(
+            [
+                _new_access(scope, chain, _ACCESS_KINDS[access], span(*s), head_local)
+                for scope, chain, access, s, head_local in accesses
+            ]
+        ),
+        tuple([_new_type_ref(scope, chain, span(*s)) for scope, chain, s in type_refs]),
+        tuple(
+            [
+                _new_import(scope, module_name, level, name, asname, span(*s), type_checking)
+                for scope, module_name, level, name, asname, s, type_checking in imports
+            ]
+        ),
+        tuple(
+            [
+                _new_assign(scope, target, value, span(*s), annotated, alias)
+                for scope, target, value, s, annotated, alias in assigns
+            ]
+        ),
+        constants,
+        all_names,
+        tuple(
+            [
+                _new_dynamic(scope, name, _DYNAMIC_KINDS[kind], span(*s))
+                for scope, name, kind, s in dynamic
+            ]
+        ),
+        strings,
+        parse_error,
+    )
 
 
 def facts_to_bytes(facts: FileFacts) -> bytes:
     """Serialize ``facts`` compactly for the cache, stamped with ``EXTRACTOR_VERSION``."""
     with gc_paused():
-        payload = marshal.dumps(
-            (_BIN_STAMP, _bin_codec(FileFacts, decode=False)(facts)), _MARSHAL_VERSION
-        )
+        payload = marshal.dumps((_BIN_STAMP, _encode_file(facts)), _MARSHAL_VERSION)
     return _HEADER.pack(_MAGIC, zlib.crc32(payload)) + payload
 
 
@@ -439,10 +522,9 @@ def facts_from_bytes(data: bytes) -> FileFacts:
         if stamp != _BIN_STAMP:
             raise ValueError("facts were written by another extractor version")
         try:
-            facts = _bin_codec(FileFacts, decode=True)(body)
+            return _decode_file(body)
         except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
             raise ValueError(f"corrupt facts: {exc!r}") from exc
-    return facts  # type: ignore[no-any-return]
 
 
 __all__ = [
@@ -466,9 +548,7 @@ __all__ = [
     "Request",
     "TypeHint",
     "TypeRefFact",
-    "bin_codec",
     "facts_from_bytes",
     "facts_to_bytes",
-    "fast_init",
     "gc_paused",
 ]

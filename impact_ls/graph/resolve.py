@@ -44,8 +44,8 @@ from impact_ls.graph.facts import (
     FileFacts,
     ImportFact,
     Request,
-    fast_init,
 )
+from impact_ls.graph.fastinit import fast_init
 from impact_ls.model import (
     ArgShape,
     DynamicRef,
