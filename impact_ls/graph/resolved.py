@@ -9,7 +9,8 @@ the same reads in the same order as long as every answer is the same, so an equa
 means equal edges (a different first answer is itself one of the keys).
 
 Rows are stamped with ``RESOLVED_STAMP``: the extractor version, the Python version and a hash
-of the resolver's own source, so any change to the code that makes edges drops every row.
+of the source of every module that makes edges (``stamped_sources``), so any change to that code
+drops every row.
 """
 
 from __future__ import annotations
@@ -32,18 +33,27 @@ logger = logging.getLogger(__name__)
 
 _Key = tuple[str, str]
 _MARSHAL_VERSION = 4
-# the modules whose code decides what edges a file gets (and how they are fingerprinted)
-_CODE = ("resolve.py", "builder.py", "resolved.py", "facts.py", "../model.py")
+_HERE = Path(__file__).parent
+
+
+def stamped_sources() -> list[Path]:
+    """The source files whose code decides what edges a file gets and how reads are fingerprinted.
+
+    The whole resolver package, what it imports from ``graph/`` and ``model.py``, the builder
+    (it fingerprints the reads) and this module (it encodes the rows).
+    """
+    package = sorted((_HERE / "resolve").glob("*.py"))
+    named = [_HERE / name for name in ("facts.py", "fastinit.py", "builder.py", "resolved.py")]
+    return [*package, *named, _HERE.parent / "model.py"]
 
 
 def _code_stamp() -> str:
     digest = hashlib.blake2b(digest_size=8)
-    here = Path(__file__).parent
-    for name in _CODE:
+    for path in stamped_sources():
         try:
-            digest.update((here / name).read_bytes())
+            digest.update(path.read_bytes())
         except OSError:  # a zipped install: fall back to the version alone
-            digest.update(name.encode())
+            digest.update(path.name.encode())
     return digest.hexdigest()
 
 

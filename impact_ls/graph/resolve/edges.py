@@ -1,0 +1,236 @@
+"""The edges evidenced in one file: structure, imports, calls, accesses, type refs, pytest.
+
+``FileResolver.run`` makes them in a fixed order (so equal inputs give equal edge lists): the
+file's structure (``contains``, ``inherit``, ``override``), its imports (``import_edges.py``),
+every call site, every access, every annotation, then pytest's ``tests`` and ``fixture`` edges
+(``pytest_edges.py``). What a name or chain *is* comes from its ``Evaluator``.
+"""
+
+from __future__ import annotations
+
+from impact_ls.graph.facts import CALL, SUPER, UNKNOWN, CallFact, Chain
+from impact_ls.graph.fastinit import fast_init
+from impact_ls.graph.resolve import import_edges, pytest_edges
+from impact_ls.graph.resolve.evaluate import Evaluator
+from impact_ls.graph.resolve.fileinfo import FileInfo, Project
+from impact_ls.graph.resolve.values import OWNERS, USABLE, Kind, Value
+from impact_ls.model import ArgShape, Edge, EdgeKind, NodeKind, QualName, Span
+
+MAX_NAME_CANDIDATES = 16
+_CALLABLE_KINDS = frozenset({NodeKind.FUNCTION, NodeKind.METHOD, NodeKind.FIXTURE})
+_TYPE_REF_KINDS = frozenset({Kind.CLASS, Kind.FUNCTION, Kind.FIELD, Kind.DANGLING})
+_new_edge = fast_init(Edge)
+
+# what one call site added: the member edges of its receiver walk, and the edges it returned
+_CallMemo = tuple[
+    list[tuple[EdgeKind, QualName, QualName]],
+    list[tuple[EdgeKind, QualName, QualName, bool, bool]],
+]
+
+
+class FileResolver:
+    """Resolution of one file: its edges, in order; memoizes within the file only."""
+
+    def __init__(self, info: FileInfo, project: Project) -> None:
+        self.info = info
+        self.values = Evaluator(info, project)
+        self.file = info.facts.file
+        self.edges: list[Edge] = []
+        self.fixture_calls: dict[tuple[str, str], list[Edge]] = {}
+        self._call_memo: dict[tuple[str, str, Chain], _CallMemo] = {}
+
+    def run(self) -> list[Edge]:
+        """Every edge evidenced in the file, in resolution order."""
+        info = self.info
+        self._structure()
+        import_edges.add_import_edges(self)
+        calls_by_scope: dict[str, list[Edge]] = {}
+        for call in info.facts.calls:
+            for edge in self.call_edges(info, call):
+                self.edges.append(edge)
+                if edge.kind in (EdgeKind.CALL, EdgeKind.INSTANTIATE):
+                    calls_by_scope.setdefault(call.scope, []).append(edge)
+        for access in info.facts.accesses:
+            self._access(info, access.scope, access.chain, access.span, access.head_local)
+        for ref in info.facts.type_refs:
+            val = self.values.global_chain(info, ref.chain, ref.scope)
+            if val.kind in _TYPE_REF_KINDS:
+                self.add(EdgeKind.TYPE_REF, info.qual(ref.scope), val.qual, ref.span)
+        pytest_edges.add_pytest_edges(self, calls_by_scope)
+        # resolution is deterministic, so the order needs no sort; CodeGraph queries sort anyway
+        return self.edges
+
+    def edge(
+        self,
+        kind: EdgeKind,
+        source: QualName,
+        target: QualName,
+        span: Span,
+        args: ArgShape | None = None,
+        *,
+        name_matched: bool = False,
+        member: str | None = None,
+    ) -> Edge:
+        """An edge evidenced in this file; ``add`` also records it."""
+        return _new_edge(
+            source=source,
+            target=target,
+            kind=kind,
+            file=self.file,
+            span=span,
+            args=args,
+            name_matched=name_matched,
+            member=member,
+        )
+
+    def add(
+        self,
+        kind: EdgeKind,
+        source: QualName,
+        target: QualName,
+        span: Span,
+        *,
+        args: ArgShape | None = None,
+        name_matched: bool = False,
+        member: str | None = None,
+    ) -> Edge:
+        """Record an edge of this file."""
+        edge = self.edge(kind, source, target, span, args, name_matched=name_matched, member=member)
+        self.edges.append(edge)
+        return edge
+
+    def call_edges(self, info: FileInfo, call: CallFact) -> list[Edge]:
+        """The edges of one call site, replayed from an equal earlier site when there is one.
+
+        A site whose head is not a local resolves the same way wherever it sits in its scope
+        (only a local's type depends on the line), so ``(file, scope, callee)`` keys the result:
+        the member edges its receiver walk added and the edges it returns, both re-made with
+        this site's span and arguments (a quarter of django's call sites repeat one).
+        """
+        if call.head_local:
+            return self._call_edges_uncached(info, call)
+        key = (info.facts.file, call.scope, call.callee)
+        memo = self._call_memo.get(key)
+        span = call.span
+        if memo is not None:
+            members, returned = memo
+            for kind, source, target in members:
+                self.add(kind, source, target, span)
+            return [
+                self.edge(
+                    kind,
+                    source,
+                    target,
+                    span,
+                    call.args if with_args else None,
+                    name_matched=matched,
+                )
+                for kind, source, target, with_args, matched in returned
+            ]
+        before = len(self.edges)
+        out = self._call_edges_uncached(info, call)
+        self._call_memo[key] = (
+            [(e.kind, e.source, e.target) for e in self.edges[before:]],
+            [(e.kind, e.source, e.target, e.args is not None, e.name_matched) for e in out],
+        )
+        return out
+
+    def _call_edges_uncached(self, info: FileInfo, call: CallFact) -> list[Edge]:
+        chain = call.callee
+        if len(chain) == 1:
+            if chain[0] in (UNKNOWN, SUPER):
+                return []
+            target = self.values.head(info, call.scope, chain[0], call.head_local, call.span.line)
+            return self._edges_to(info.qual(call.scope), target, call)
+        receiver = self._walk(info, call.scope, chain[:-1], call.head_local, call.span)
+        name = chain[-1]
+        if name == CALL:
+            return []
+        if receiver.kind == Kind.DANGLING and "." in receiver.local:
+            # ``Model.objects.create()``: no class in the MRO assigns ``objects`` — it comes
+            # from a metaclass, a descriptor or a library base; guessing by name here would
+            # link every such call to every ``create`` (measured: a third of all edges)
+            return []
+        source = info.qual(call.scope)
+        if receiver.kind == Kind.UNKNOWN or (receiver.kind == Kind.FIELD and receiver.of is None):
+            return self._name_matched(source, name, call)
+        target = self.values.step(receiver, name)
+        if target.kind == Kind.FIELD:
+            # calling a field (a stored callable): the read is what we can vouch for
+            return [self.edge(EdgeKind.CLASS_MEMBER, source, target.qual, call.span)]
+        return self._edges_to(source, target, call)
+
+    def _edges_to(self, source: QualName, target: Value, call: CallFact) -> list[Edge]:
+        """The edges of calling ``target``: a class is instantiated and its ``__init__`` called."""
+        out: list[Edge] = []
+        if target.kind == Kind.CLASS:
+            out.append(self.edge(EdgeKind.INSTANTIATE, source, target.qual, call.span, call.args))
+            init = self.values.member(target, "__init__")
+            if init.kind == Kind.FUNCTION:
+                out.append(self.edge(EdgeKind.CALL, source, init.qual, call.span, call.args))
+        elif target.kind in (Kind.FUNCTION, Kind.DANGLING):
+            out.append(self.edge(EdgeKind.CALL, source, target.qual, call.span, call.args))
+        elif target.kind == Kind.FIELD:
+            out.append(self.edge(EdgeKind.CLASS_MEMBER, source, target.qual, call.span))
+        return out
+
+    def _name_matched(self, source: QualName, name: str, call: CallFact) -> list[Edge]:
+        """A method call on a receiver of unknown type: every callable of that name, if few."""
+        candidates = self.values.project.callables_named(name)
+        if len(candidates) > MAX_NAME_CANDIDATES:
+            return []
+        return [
+            self.edge(EdgeKind.CALL, source, qual, call.span, call.args, name_matched=True)
+            for qual in candidates
+        ]
+
+    def _walk(
+        self, info: FileInfo, scope: str, chain: Chain, head_local: bool, span: Span
+    ) -> Value:
+        """Evaluate ``chain``, with a class-member edge for each member it passes through."""
+        values = self.values
+        val = values.head(info, scope, chain[0], head_local, span.line)
+        source = info.qual(scope)
+        for part in chain[1:]:
+            if part == CALL:
+                val = values.called(val)
+                continue
+            owner = val
+            val = values.step(owner, part)
+            if owner.kind in OWNERS and val.kind in USABLE:
+                self.add(EdgeKind.CLASS_MEMBER, source, val.qual, span)
+        return val
+
+    def _access(
+        self, info: FileInfo, scope: str, chain: Chain, span: Span, head_local: bool
+    ) -> None:
+        if len(chain) == 1:
+            val = self.values.global_head(info, chain[0])
+            if val.kind in USABLE:
+                self.add(EdgeKind.CLASS_MEMBER, info.qual(scope), val.qual, span)
+            return
+        owner = self._walk(info, scope, chain[:-1], head_local, span)
+        if owner.kind not in OWNERS:
+            return
+        target = self.values.step(owner, chain[-1])
+        if target.kind in USABLE:
+            self.add(EdgeKind.CLASS_MEMBER, info.qual(scope), target.qual, span)
+
+    def _structure(self) -> None:
+        """``contains`` for every definition, ``inherit`` for bases, ``override`` for methods."""
+        info = self.info
+        values = self.values
+        for local, d in info.defs.items():
+            self.add(EdgeKind.CONTAINS, info.qual(d.parent), info.qual(local), d.name_span)
+            if d.kind is NodeKind.CLASS:
+                for chain, span in zip(d.bases, d.base_spans, strict=False):
+                    base = values.global_chain(info, chain, d.parent)
+                    if base.kind in (Kind.CLASS, Kind.DANGLING):
+                        self.add(EdgeKind.INHERIT, info.qual(local), base.qual, span)
+            elif d.in_class and d.kind in _CALLABLE_KINDS:
+                owner = Value(Kind.CLASS, info.module, d.parent)
+                for klass in values.mro_of(owner)[1:]:
+                    found = values.own_member(klass, d.name)
+                    if found is not None and found.kind == Kind.FUNCTION:
+                        self.add(EdgeKind.OVERRIDE, info.qual(local), found.qual, d.name_span)
+                        break

@@ -1,0 +1,328 @@
+"""What an expression is: classes and their MRO, members, typed assignments, returns, heads.
+
+``Evaluator`` extends ``Symbols`` (module-level names) with everything below a name: a class's
+C3 MRO over project classes, a member looked up along it (the would-be ``Class.name`` when
+nothing defines it), the type a local, ``self.x`` or module constant gets from its latest typed
+assignment, what a call returns (annotation, else the value all ``return``s agree on), a
+parameter's annotation or pytest fixture, and ``@property`` reads. Memoized per file.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+from impact_ls.graph.facts import CALL, SUPER, UNKNOWN, Chain, DefFact
+from impact_ls.graph.resolve.fileinfo import FileInfo, Project
+from impact_ls.graph.resolve.fixtures import find_fixture
+from impact_ls.graph.resolve.symbols import MAX_DEPTH, Symbols
+from impact_ls.graph.resolve.values import (
+    EXTERNAL_VALUE,
+    UNKNOWN_VALUE,
+    UNTYPED,
+    Kind,
+    Value,
+    enclosing_class,
+    function_scopes,
+    outer_scope,
+    scope_chain,
+)
+from impact_ls.model import NodeKind, QualName
+
+BUILTINS = frozenset(dir(builtins))
+PROPERTY_DECORATORS = frozenset({"property", "cached_property"})
+
+
+class Evaluator(Symbols):
+    """Evaluation of names and chains seen from one file; memoizes within the file only."""
+
+    def __init__(self, info: FileInfo, project: Project) -> None:
+        super().__init__(info, project)
+        self._mro: dict[QualName, list[Value]] = {}
+        self._members: dict[tuple[QualName, str, bool], Value] = {}
+        self._evaluating: set[tuple[str, str, Chain, int]] = set()
+
+    def class_def(self, klass: Value) -> tuple[FileInfo, DefFact] | None:
+        """The file and definition of a project class, if ``klass`` is one."""
+        info = self.info_of(klass.module)
+        if info is None:
+            return None
+        d = info.defs.get(klass.local)
+        if d is None or d.kind is not NodeKind.CLASS:
+            return None
+        return info, d
+
+    def mro_of(self, klass: Value) -> list[Value]:
+        """C3 linearization over project classes; unknown bases end their branch."""
+        qual = klass.qual
+        cached = self._mro.get(qual)
+        if cached is not None:
+            return cached
+        self._mro[qual] = [klass]  # cycle guard
+        found = self.class_def(klass)
+        if found is None:
+            return self._mro[qual]
+        info, d = found
+        bases: list[Value] = []
+        for chain in d.bases:
+            base = self.global_chain(info, chain, d.parent)
+            if base.kind == Kind.CLASS and base.qual != qual:
+                bases.append(base)
+        seqs = [list(self.mro_of(b)) for b in bases] + [list(bases)]
+        result = [klass]
+        while True:
+            seqs = [s for s in seqs if s]
+            if not seqs:
+                break
+            for seq in seqs:
+                head = seq[0]
+                if not any(head in s[1:] for s in seqs):
+                    break
+            else:  # inconsistent hierarchy: fall back to depth-first order
+                for seq in seqs:
+                    result.extend(v for v in seq if v not in result)
+                break
+            result.append(head)
+            for s in seqs:
+                if s and s[0] == head:
+                    del s[0]
+        self._mro[qual] = result
+        return result
+
+    def own_member(self, klass: Value, name: str) -> Value | None:
+        """``name`` as ``klass`` itself defines or assigns it (not inherited), or ``None``."""
+        found = self.class_def(klass)
+        if found is None:
+            return None
+        info, _ = found
+        d = info.members.get(klass.local, {}).get(name)
+        if d is not None:
+            kind = Kind.CLASS if d.kind is NodeKind.CLASS else Kind.FUNCTION
+            return Value(kind, klass.module, d.qualname)
+        if name in info.attributes.get(klass.local, ()):
+            local = f"{klass.local}.{name}"
+            return Value(Kind.FIELD, klass.module, local, self.field_type(info, klass.local, name))
+        return None
+
+    def member(self, klass: Value, name: str, *, skip_self: bool = False) -> Value:
+        """``name`` looked up along the MRO; the would-be ``Class.name`` when nothing defines it."""
+        key = (klass.qual, name, skip_self)
+        cached = self._members.get(key)
+        if cached is None:
+            cached = self._members[key] = self._member_uncached(klass, name, skip_self=skip_self)
+        return cached
+
+    def _member_uncached(self, klass: Value, name: str, *, skip_self: bool) -> Value:
+        mro = self.mro_of(klass)
+        for k in mro[1:] if skip_self else mro:
+            found = self.own_member(k, name)
+            if found is not None:
+                return found
+        if skip_self:
+            return UNKNOWN_VALUE
+        return Value(Kind.DANGLING, klass.module, f"{klass.local}.{name}")
+
+    def field_type(self, info: FileInfo, class_local: str, name: str) -> Value | None:
+        """The type of ``Class.name`` from a class-level or ``self.name`` typed assignment."""
+        typed = self.assigned_type(info, class_local, (name,), None)
+        if typed is not None:
+            return typed
+        for member in info.members.get(class_local, {}).values():
+            if member.kind is NodeKind.CLASS:
+                continue
+            typed = self.assigned_type(info, member.qualname, ("self", name), None)
+            if typed is not None:
+                return typed
+        return None
+
+    def assigned_type(
+        self, info: FileInfo, scope: str, target: Chain, line: int | None
+    ) -> Value | None:
+        """The instance type given to ``target`` in ``scope`` by the latest typed assignment."""
+        rows = info.assigns.get((scope, target))
+        if not rows:
+            return None
+        chosen = rows[0]
+        if line is not None:
+            for row in rows:
+                if row.span.line <= line:
+                    chosen = row
+        key = (info.facts.file, scope, target, chosen.span.line)
+        if key in self._evaluating or len(self._evaluating) > MAX_DEPTH:
+            return None  # ``self.a = self.a`` and friends
+        self._evaluating.add(key)
+        try:
+            val = self.evaluate(info, scope, chosen.value, chosen.span.line - 1)
+        finally:
+            self._evaluating.discard(key)
+        if chosen.alias:
+            return None if val.kind in UNTYPED else val
+        return self.instance_of(info, val, annotated=chosen.annotated)
+
+    def evaluate(self, info: FileInfo, scope: str, chain: Chain, line: int) -> Value:
+        """Evaluate a chain in ``scope`` as of ``line``: locals first, then module globals."""
+        head = chain[0]
+        if head in ("self", "cls", SUPER):
+            val = self.head(info, scope, head, False, line)
+        else:
+            val = self.head(info, scope, head, True, line) if scope else UNKNOWN_VALUE
+            if val.kind == Kind.UNKNOWN:
+                val = self.global_chain(info, chain[:1], outer_scope(info, scope))
+        for part in chain[1:]:
+            val = self.called(val) if part == CALL else self.step(val, part)
+        return val
+
+    def instance_of(self, info: FileInfo, val: Value, *, annotated: bool) -> Value | None:
+        """The type of what ``val`` makes: an instance of a class, what a function returns."""
+        if val.kind == Kind.CLASS:
+            return Value(Kind.INSTANCE, val.module, val.local)
+        if val.kind == Kind.FUNCTION and not annotated:
+            return self.returns_of(val)
+        if val.kind == Kind.EXTERNAL:
+            return EXTERNAL_VALUE  # a library object: known not to be ours, so no name-matching
+        return None
+
+    def returns_of(self, func: Value) -> Value | None:
+        """What calling ``func`` gives: its return annotation's class, else its agreed return."""
+        target = self.info_of(func.module)
+        if target is None:
+            return None
+        d = target.defs.get(func.local)
+        if d is None:
+            return None
+        if d.returns:
+            val = self.global_chain(target, d.returns, d.parent)
+            return self.instance_of(target, val, annotated=True)
+        if not d.returns_value:
+            return None
+        key = (target.facts.file, d.qualname, ("return",), 0)
+        if key in self._evaluating or len(self._evaluating) > MAX_DEPTH:
+            return None  # mutual recursion: ``a`` returns ``b()`` returns ``a()``
+        self._evaluating.add(key)
+        try:
+            chain = d.returns_value
+            if chain[0] in ("self", "cls"):
+                val = self.head(target, d.qualname, chain[0], False, d.span.line)
+            else:  # never a local (extraction made sure): a module-level name
+                val = self.global_chain(target, chain[:1], d.parent)
+            for part in chain[1:]:
+                val = self.called(val) if part == CALL else self.step(val, part)
+        finally:
+            self._evaluating.discard(key)
+        return None if val.kind in UNTYPED else val
+
+    def global_chain(self, info: FileInfo, chain: Chain, scope: str) -> Value:
+        """Evaluate a chain whose head is a module-level name (bases, annotations, types)."""
+        if not chain:
+            return UNKNOWN_VALUE
+        val = self.global_head(info, chain[0])
+        if val.kind in (Kind.UNKNOWN, Kind.DANGLING) and scope:
+            # a class named inside a class or function body (nested classes)
+            for parent in scope_chain(scope):
+                d = info.defs.get(f"{parent}.{chain[0]}" if parent else chain[0])
+                if d is not None and d.kind is NodeKind.CLASS:
+                    val = Value(Kind.CLASS, info.module, d.qualname)
+                    break
+        for part in chain[1:]:
+            val = self.step(val, part)
+        return val
+
+    def head(self, info: FileInfo, scope: str, head: str, head_local: bool, line: int) -> Value:
+        """The value of a chain's first name in ``scope`` at ``line``.
+
+        ``self``/``cls``/``super()`` are the enclosing class; a local (``head_local``) is typed
+        by its assignments, annotated parameters, requested fixtures or scoped imports; any
+        other name is a module global.
+        """
+        if head == UNKNOWN:
+            return UNKNOWN_VALUE
+        if head in ("self", "cls", SUPER):
+            klass = enclosing_class(info, scope)
+            if klass is None:
+                if head_local or head == SUPER:
+                    return UNKNOWN_VALUE
+                return self.global_head(info, head)
+            val = Value(Kind.CLASS, info.module, klass)
+            if head == "self":
+                return Value(Kind.INSTANCE, info.module, klass)
+            if head == SUPER:
+                return Value(Kind.SUPER, info.module, klass)
+            return val
+        if head_local:
+            for s in function_scopes(info, scope):
+                typed = self.assigned_type(info, s, (head,), line)
+                if typed is not None:
+                    return typed
+                d = info.defs.get(s)
+                if d is not None:
+                    for hint in d.param_types:
+                        if hint.name == head:
+                            val = self.global_chain(info, hint.chain, d.parent)
+                            return self.instance_of(info, val, annotated=True) or UNKNOWN_VALUE
+                    if d.requests and any(r.name == head for r in d.requests):
+                        return self.fixture_value(info, d, head)
+                imp = info.scope_imports.get(s, {}).get(head)
+                if imp is not None:
+                    return self.import_symbol(info, imp, 0)
+            return UNKNOWN_VALUE
+        return self.global_head(info, head)
+
+    def fixture_value(self, info: FileInfo, requester: DefFact, name: str) -> Value:
+        """A requested fixture's value: what the fixture function returns."""
+        found = find_fixture(
+            self, (info, requester.parent if requester.in_class else ""), requester, name
+        )
+        if found is None:
+            return UNKNOWN_VALUE
+        fx_info, fx = found
+        kind = Kind.FUNCTION
+        return self.returns_of(Value(kind, fx_info.module, fx.qualname)) or UNKNOWN_VALUE
+
+    def global_head(self, info: FileInfo, head: str) -> Value:
+        """A module-level name of ``info``'s file (an unbound builtin is external)."""
+        val = self.symbol(info.module, head, 0)
+        if val.kind == Kind.DANGLING and val.module == info.module and head in BUILTINS:
+            return EXTERNAL_VALUE
+        return val
+
+    def step(self, val: Value, attr: str) -> Value:
+        """Evaluate ``val.attr``."""
+        kind = val.kind
+        if kind == Kind.MODULE:
+            return self.symbol(val.module, attr, 0)
+        if kind == Kind.CLASS:
+            return self.member(Value(Kind.CLASS, val.module, val.local), attr)
+        if kind in (Kind.INSTANCE, Kind.SUPER):
+            member = self.member(
+                Value(Kind.CLASS, val.module, val.local), attr, skip_self=kind == Kind.SUPER
+            )
+            return self.property_value(member) if member.kind == Kind.FUNCTION else member
+        if kind == Kind.FIELD and val.of is not None:
+            return self.step(val.of, attr)
+        if kind == Kind.FIELD and val.of is None:
+            return UNKNOWN_VALUE
+        if kind == Kind.DANGLING and "." not in val.local:
+            # below a missing module-level name (a deleted module or class) all is missing too
+            return Value(Kind.DANGLING, val.module, f"{val.local}.{attr}")
+        if kind == Kind.EXTERNAL:
+            return EXTERNAL_VALUE
+        return UNKNOWN_VALUE
+
+    def property_value(self, member: Value) -> Value:
+        """A ``@property`` read through an instance is a field holding what the getter returns."""
+        info = self.info_of(member.module)
+        d = info.defs.get(member.local) if info is not None else None
+        if d is None or not any(
+            deco.rsplit(".", 1)[-1] in PROPERTY_DECORATORS for deco in d.decorators
+        ):
+            return member
+        return Value(Kind.FIELD, member.module, member.local, self.returns_of(member))
+
+    def called(self, val: Value) -> Value:
+        """The value of calling ``val``."""
+        if val.kind == Kind.CLASS:
+            return Value(Kind.INSTANCE, val.module, val.local)
+        if val.kind == Kind.FUNCTION:
+            return self.returns_of(val) or UNKNOWN_VALUE
+        if val.kind == Kind.EXTERNAL:
+            return EXTERNAL_VALUE
+        return UNKNOWN_VALUE

@@ -1,0 +1,104 @@
+"""What an expression evaluates to during resolution (``Value``), and how scopes nest.
+
+A value is a kind plus where it lives: ``Value(Kind.CLASS, "pkg.mod", "Service")`` is the class
+``pkg.mod.Service``, ``Kind.INSTANCE`` an instance of it, ``Kind.FIELD`` an attribute or module
+constant (``of`` = its own instance type, when known), ``Kind.DANGLING`` a name under a known
+module or class that nothing defines (a deleted function: its users still point at it),
+``Kind.EXTERNAL`` anything of an installed package, ``Kind.UNKNOWN`` the rest.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from impact_ls.model import NodeKind, QualName
+
+if TYPE_CHECKING:
+    from impact_ls.graph.resolve.fileinfo import FileInfo
+
+
+class Kind:
+    """The kinds of ``Value``."""
+
+    MODULE = "module"
+    CLASS = "class"
+    INSTANCE = "instance"
+    FUNCTION = "function"
+    FIELD = "field"
+    SUPER = "super"
+    DANGLING = "dangling"
+    UNKNOWN = "unknown"
+    EXTERNAL = "external"
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """What an expression evaluates to, as far as static resolution can tell."""
+
+    kind: str
+    module: str = ""
+    local: str = ""
+    of: Value | None = None  # the instance type of a field/constant, the class of an instance
+
+    @property
+    def qual(self) -> QualName:
+        """The full qualname the value names (``module.local``)."""
+        # interned: the same target appears in many edges (370k edges on django)
+        return QualName(sys.intern(f"{self.module}.{self.local}") if self.local else self.module)
+
+
+# values whose attributes can be looked up, and values a use of an attribute can point at
+OWNERS = frozenset({Kind.CLASS, Kind.INSTANCE, Kind.SUPER, Kind.MODULE, Kind.FIELD})
+USABLE = frozenset({Kind.FIELD, Kind.FUNCTION, Kind.CLASS, Kind.DANGLING})
+UNTYPED = frozenset({Kind.UNKNOWN, Kind.DANGLING})
+UNKNOWN_VALUE = Value(Kind.UNKNOWN)
+EXTERNAL_VALUE = Value(Kind.EXTERNAL)
+
+
+def scope_chain(scope: str) -> Iterable[str]:
+    """``a.b.c`` → ``a.b.c``, ``a.b``, ``a``, ``""``."""
+    while scope:
+        yield scope
+        scope = scope.rpartition(".")[0]
+    yield ""
+
+
+def outer_scope(info: FileInfo, scope: str) -> str:
+    """The scope enclosing the definition ``scope`` (``scope`` itself if it is none)."""
+    d = info.defs.get(scope)
+    return d.parent if d is not None else scope
+
+
+def function_scopes(info: FileInfo, scope: str) -> Iterable[str]:
+    """The scope and its enclosing function scopes (class bodies do not enclose methods)."""
+    first = True
+    for s in scope_chain(scope):
+        if not s:
+            return
+        d = info.defs.get(s)
+        if d is None:
+            return
+        if d.kind is NodeKind.CLASS:
+            if first:
+                yield s
+            return
+        first = False
+        yield s
+
+
+def enclosing_class(info: FileInfo, scope: str) -> str | None:
+    """The class whose method (possibly through nested functions) contains ``scope``."""
+    for s in scope_chain(scope):
+        if not s:
+            return None
+        d = info.defs.get(s)
+        if d is None:
+            return None
+        if d.kind is NodeKind.CLASS:
+            return None
+        if d.in_class:
+            return d.parent
+    return None
