@@ -1,7 +1,7 @@
 """Everything one Python file yields to the code graph, as frozen values plus a binary codec.
 
-``extract.py`` turns a file's text into a ``FileFacts``; ``resolve.py`` turns the facts of all
-files into nodes and edges. Facts never depend on other files, so they can be cached by content
+``extract/`` turns a file's text into a ``FileFacts``; ``resolve/`` turns the facts of all files
+into nodes and edges. Facts never depend on other files, so they can be cached by content
 hash (``graph/store.py`` stores ``facts_to_bytes``) and re-extracted one file at a time.
 
 Qualnames inside facts are module-relative (``Class.method``; ``""`` is the module itself), so a

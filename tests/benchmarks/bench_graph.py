@@ -2,8 +2,9 @@
 
     python tests/benchmarks/bench_graph.py --project django [--jobs N] [--no-jedi] [--no-readme]
 
-Downloads the project's sdist into ``tests/benchmarks/.data/`` (git-ignored) with
-``pip download --no-binary :all: --no-deps``, unpacks it, and measures in one run:
+Downloads the project's pinned sdist (django 5.2.19, click 8.5.1) into ``tests/benchmarks/.data/``
+(git-ignored) with ``pip download --no-binary :all: --no-deps``, unpacks it, and measures in one
+run:
 
 * plain ``ast.parse`` of every indexed file (the floor any indexer pays);
 * a cold index (no cache) and its ratio to ``ast.parse``; a warm start (cache present) as a
@@ -58,6 +59,7 @@ class Target:
     """A project to benchmark: its PyPI name, the file to update and the callers to look up."""
 
     dist: str
+    version: str
     update_file: str
     queries: tuple[str, ...]
 
@@ -65,6 +67,7 @@ class Target:
 TARGETS = {
     "django": Target(
         dist="django",
+        version="5.2.19",
         update_file="django/db/models/query.py",
         queries=(
             "django.utils.timezone.now",
@@ -74,17 +77,23 @@ TARGETS = {
     ),
     "click": Target(
         dist="click",
+        version="8.5.1",
         update_file="src/click/core.py",
         queries=("click.utils.echo", "click.core.Context.invoke", "click.termui.style"),
     ),
 }
 
+# the versions every benchmark measures (bench_analysis and bench_lsp fetch through here too)
+PINNED = {target.dist: target.version for target in TARGETS.values()}
+
 
 def fetch(dist: str) -> Path:
-    """The unpacked sdist of ``dist`` under ``.data/``, downloading it the first time."""
+    """The unpacked sdist of ``dist`` (its pinned version) under ``.data/``, downloaded once."""
+    version = PINNED.get(dist)
+    pattern = f"{dist}-{version}.tar.gz" if version else f"{dist}-*.tar.gz"
     downloads = DATA / "dl"
     downloads.mkdir(parents=True, exist_ok=True)
-    archives = sorted(downloads.glob(f"{dist}-*.tar.gz"))
+    archives = sorted(downloads.glob(pattern))
     if not archives:
         subprocess.run(
             [
@@ -98,11 +107,11 @@ def fetch(dist: str) -> Path:
                 "--quiet",
                 "-d",
                 str(downloads),
-                dist,
+                f"{dist}=={version}" if version else dist,
             ],
             check=True,
         )
-        archives = sorted(downloads.glob(f"{dist}-*.tar.gz"))
+        archives = sorted(downloads.glob(pattern))
     archive = archives[-1]
     target = DATA / archive.name.removesuffix(".tar.gz")
     if not target.is_dir():
