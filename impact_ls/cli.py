@@ -1,33 +1,42 @@
-"""The ``impact-ls`` command line: analyze, tests, index, serve, demo.
+"""The ``impact-ls`` command line: analyze, tests, index, serve, demo, mcp.
 
 The only place that configures logging. Each subcommand lives in its own ``_cmd_*`` function;
-``main`` maps a deliberate ``ImpactError`` to a clear message and exit status 2, and any other
-exception to a logged traceback and exit status 1 (``--debug`` re-raises it).
+``main`` maps a usage error to one line and exit status 2, another deliberate ``ImpactError`` to
+one line and status 1, and any other exception to one line naming it and status 1 (``--debug``
+re-raises it with its traceback). A reader that closes the pipe early (``impact-ls tests |
+head -1``) ends the command quietly with status 141, as ``git log | head`` does.
+
+Without ``--root`` the project is the one enclosing the current folder (``rootdir.py``); when
+that is not the current folder, one line on stderr says which root was used.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from impact_ls import __version__
-from impact_ls.errors import ImpactError, RootNotFoundError, UsageError
+from impact_ls.errors import ImpactError, UsageError
+from impact_ls.rootdir import ProjectRoot, find_project_root, given_root
 
 if TYPE_CHECKING:
-    from impact_ls.engine import Engine
+    from impact_ls.engine import Engine, FileEdit
     from impact_ls.graph.project import ProjectIndex
+    from impact_ls.model import Report
 
 logger = logging.getLogger(__name__)
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_PIPE = 128 + 13  # what a shell reports for a command that SIGPIPE ended
 
 
 class _Parser(argparse.ArgumentParser):
@@ -37,11 +46,23 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message} (see '{self.prog} --help')")
 
 
-def _root(value: str) -> Path:
-    path = Path(value).expanduser()
-    if not path.is_dir():
-        raise RootNotFoundError(f"--root {value!r} is not an existing directory")
-    return path.resolve()
+def _note(message: str) -> None:
+    """One line for the person at the terminal, on stderr so that stdout stays parseable."""
+    sys.stderr.write(f"impact-ls: {message}\n")
+
+
+def _root(value: str | None) -> Path:
+    """The project root: ``--root``, else the project enclosing the current folder (said so)."""
+    found: ProjectRoot = given_root(value) if value is not None else find_project_root(Path.cwd())
+    if value is None and found.path != Path.cwd().resolve():
+        _note(f"project root {found.path} ({found.how})")
+    return found.path
+
+
+_ROOT_HELP = (
+    "project root (default: the enclosing git work tree, else the nearest folder upward with a "
+    "pyproject.toml or setup.cfg, else the current folder)"
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,9 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     analyze = sub.add_parser("analyze", help="blast radius of the working tree against a revision")
-    analyze.add_argument("--root", default=".", help="project root (default: .)")
+    analyze.add_argument("--root", help=_ROOT_HELP)
     analyze.add_argument("--base", default="HEAD", help="git revision to compare with")
-    analyze.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    analyze.add_argument("--format", choices=("text", "json", "sarif", "html"), default="text")
+    analyze.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE")
     analyze.add_argument("--no-llm", action="store_true", help="skip the next-edit LLM call")
     analyze.add_argument(
         "--fail-on",
@@ -72,12 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
     analyze.add_argument("files", nargs="*", metavar="FILE", help="only these changed files")
 
     tests = sub.add_parser("tests", help="affected pytest node ids, one per line")
-    tests.add_argument("--root", default=".")
+    tests.add_argument("--root", help=_ROOT_HELP)
     tests.add_argument("--base", default="HEAD")
     tests.add_argument("--min-conf", type=float, default=None, help="minimum confidence")
 
     index = sub.add_parser("index", help="build or refresh the cached code graph")
-    index.add_argument("--root", default=".")
+    index.add_argument("--root", help=_ROOT_HELP)
     index.add_argument("--format", choices=("json", "stats"), default="stats")
     index.add_argument("--jobs", type=int, default=0, help="extraction processes (default: cores)")
 
@@ -85,6 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--tcp", action="store_true", help="listen on TCP instead of stdio")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=2087)
+
+    sub.add_parser("mcp", help="serve the analysis to coding agents over MCP (stdio)")
 
     demo = sub.add_parser("demo", help="show a blast radius on a bundled example project")
     demo.add_argument("--keep", action="store_true", help="keep the temporary project")
@@ -94,14 +118,27 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _setup_logging(verbose: int, log_file: str | None) -> None:
     level = logging.WARNING - 10 * min(verbose, 2)
-    handler: logging.Handler = (
-        logging.FileHandler(log_file, encoding="utf-8")
-        if log_file
-        else logging.StreamHandler(sys.stderr)
-    )
+    try:
+        handler: logging.Handler = (
+            logging.FileHandler(log_file, encoding="utf-8")
+            if log_file
+            else logging.StreamHandler(sys.stderr)
+        )
+    except OSError as exc:
+        raise UsageError(f"--log-file {log_file!r}: {exc.strerror or exc}") from exc
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=level, handlers=[handler], force=True)
     logging.getLogger("pygls.protocol").setLevel(logging.WARNING)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so that the exit flush of a closed pipe raises nothing more."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -115,7 +152,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.print_help()
             return EXIT_USAGE
         handler = _COMMANDS[args.command]
-        return handler(args)
+        status = handler(args)
+        if not sys.stdout.closed:  # the language server closes it on exit
+            sys.stdout.flush()  # a closed pipe shows here, inside the handlers below
+        return status
+    except BrokenPipeError:
+        # The reader has what it wanted (``| head -1``): end quietly, as git does.
+        _quiet_stdout()
+        return EXIT_PIPE
     except UsageError as exc:
         print(f"impact-ls: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -124,10 +168,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILED
     except KeyboardInterrupt:
         return 130
-    except Exception:
+    except Exception as exc:
         if debug:
             raise
-        logger.exception("impact-ls failed unexpectedly; rerun with --debug for the traceback")
+        logger.debug("unexpected error", exc_info=True)
+        detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        print(
+            f"impact-ls: error: unexpected {detail} (rerun with --debug for the traceback)",
+            file=sys.stderr,
+        )
         return EXIT_FAILED
 
 
@@ -146,20 +195,110 @@ def _cmd_analyze(args: argparse.Namespace) -> int:
     from impact_ls.report.text import render_text
     from impact_ls.server.llm_http import client_from_settings
 
-    engine = _open_engine(_root(args.root))
+    root = _root(args.root)
+    engine = _open_engine(root)
     llm = None if args.no_llm else client_from_settings(engine.settings)
-    report = engine.analyze_worktree(base=args.base, files=args.files, llm=llm)
+    report = _worktree_report(engine, base=args.base, files=args.files, llm=llm)
     if args.format == "json":
-        sys.stdout.write(report_to_json(report))
+        rendered = report_to_json(report)
     elif args.format == "sarif":
-        sys.stdout.write(json.dumps(report_to_sarif(report), indent=2, sort_keys=True) + "\n")
+        sarif = report_to_sarif(report, root_uri=root.as_uri() + "/")
+        rendered = json.dumps(sarif, indent=2, sort_keys=True) + "\n"
+    elif args.format == "html":
+        from impact_ls.report.html import render_html
+
+        rendered = render_html(report, root=engine.root)
     else:
-        sys.stdout.write(render_text(report, color=_use_color(args.color)))
+        color = _use_color(args.color) and args.output is None
+        rendered = render_text(report, color=color)
+    _emit(rendered, args.output)
     if args.fail_on == "must" and report.triage.must_inspect:
         return EXIT_FAILED
     if args.fail_on == "may" and (report.triage.must_inspect or report.triage.may_impact):
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _emit(text: str, output: str | None) -> None:
+    """``text`` to stdout, or to the file ``output`` (its folder must exist)."""
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"-o {output}: cannot write the report ({exc.strerror or exc})") from exc
+
+
+def _worktree_report(
+    engine: Engine, *, base: str, files: Sequence[str] = (), llm: Any = None
+) -> Report:
+    """The working tree (or the FILEs) against ``base``; FILEs are checked before anything runs."""
+    from impact_ls.errors import RevisionError
+
+    if engine.repo is not None and engine.head() is None:
+        if engine.settings.baseline == "saved":
+            # No commit yet, and the command line has no editor buffers: the saved text *is* the
+            # working tree, so there is nothing to compare (rather than an error the user cannot
+            # fix by following its own advice).
+            report = engine.analyze([], base="saved")
+            note = (
+                'baseline = "saved": on the command line the saved text is the working tree '
+                "itself, so there is no change to analyze until the first commit"
+            )
+            return dataclasses.replace(
+                report, audit=dataclasses.replace(report.audit, notes=(*report.audit.notes, note))
+            )
+        raise RevisionError(
+            f"{engine.root} has no commits yet, so {base!r} names nothing to compare with; "
+            "commit once (git add -A && git commit -m start), then analyze the next change"
+        )
+    edits = engine.worktree_edits(base=base)  # first: an unknown base is the error to report
+    selection = _file_selection(engine, files, base=base)
+    if selection is not None:
+        edits = [e for e in edits if _selected(e, selection)]
+    return engine.analyze(edits, base=base, llm=llm)
+
+
+def _selected(edit: FileEdit, selection: Sequence[str]) -> bool:
+    return any(edit.file == s or edit.file.startswith(s.rstrip("/") + "/") for s in selection)
+
+
+def _file_selection(engine: Engine, files: Sequence[str], *, base: str) -> list[str] | None:
+    """FILE arguments as root-relative paths (folders end in ``/``); None means every file.
+
+    A FILE is read relative to the current folder, as git does, else relative to the root. One
+    that is neither on disk nor in ``base`` (a file deleted since still counts), or that lies
+    outside the root, is a usage error naming it.
+    """
+    selection: list[str] = []
+    for given in files:
+        path = Path(given).expanduser()
+        candidates = [path] if path.is_absolute() else [Path.cwd() / path, engine.root / path]
+        try:
+            on_disk = next((c for c in candidates if c.exists()), None)
+        except OSError as exc:  # a name too long for the file system, say
+            raise UsageError(f"FILE {given}: {exc.strerror or exc}") from exc
+        if on_disk is not None:
+            resolved = on_disk.resolve()
+            if resolved == engine.root:
+                return None
+            rel = engine.relpath(resolved)
+            if rel is None:
+                raise UsageError(f"FILE {given}: lies outside the project root {engine.root}")
+            selection.append(rel + "/" if resolved.is_dir() else rel)
+            continue
+        deleted = (
+            rel
+            for candidate in candidates
+            if (rel := engine.relpath(candidate)) is not None
+            and engine.baseline_text(rel, base=base) is not None
+        )
+        rel = next(deleted, None)
+        if rel is None:
+            raise UsageError(f"FILE {given}: no such file (neither on disk nor at {base})")
+        selection.append(rel)
+    return selection or None
 
 
 def _use_color(choice: str) -> bool:
@@ -169,12 +308,28 @@ def _use_color(choice: str) -> bool:
 
 
 def _cmd_tests(args: argparse.Namespace) -> int:
-    engine = _open_engine(_root(args.root))
-    report = engine.analyze_worktree(base=args.base)
+    root = _root(args.root)
+    engine = _open_engine(root)
+    report = _worktree_report(engine, base=args.base)
+    for note in report.audit.notes:
+        if note.startswith("baseline ="):
+            _note(note)
     floor = engine.settings.test_map_min if args.min_conf is None else args.min_conf
+    here = Path.cwd().resolve()
     for test in sorted({hit.test for hit in report.tests if hit.conf >= floor}):
-        sys.stdout.write(f"{test}\n")
+        sys.stdout.write(f"{_test_from(test, root, here)}\n")
     return EXIT_OK
+
+
+def _test_from(test: str, root: Path, here: Path) -> str:
+    """A node id as pytest takes it from ``here``: relative to it when it is inside the root.
+
+    So ``pytest $(impact-ls tests)`` also works from a subfolder of the project.
+    """
+    if here == root or root not in here.parents:
+        return test
+    path, sep, rest = test.partition("::")
+    return os.path.relpath(root / path, here).replace(os.sep, "/") + sep + rest
 
 
 def _cmd_index(args: argparse.Namespace) -> int:
@@ -303,6 +458,13 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_mcp(args: argparse.Namespace) -> int:
+    from impact_ls.agent.server import run_stdio
+
+    run_stdio()
+    return EXIT_OK
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from impact_ls.demo import run_demo
 
@@ -331,4 +493,5 @@ _COMMANDS = {
     "index": _cmd_index,
     "serve": _cmd_serve,
     "demo": _cmd_demo,
+    "mcp": _cmd_mcp,
 }

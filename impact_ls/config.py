@@ -67,9 +67,9 @@ MAX_FILE_BYTES = 1024 * 1024
 CACHE_DIR_NAME = ".impact_ls"
 # server
 DEBOUNCE_MS = 250
-# jedi confirmation of name-matched candidates
+# jedi confirmation of name-matched candidates: seconds one (CLI) analysis may spend on cache misses
 JEDI_BUDGET_S = 2.0
-JEDI_CACHE_SIZE = 4096
+JEDI_CACHE_SIZE = 1024  # files whose verdicts are kept
 
 DEFAULT_EXCLUDES = (
     ".git",
@@ -129,6 +129,8 @@ class Settings:
     llm_api_key_env: str = ""
     llm_timeout_s: float = LLM_TIMEOUT_S
     jedi_budget_s: float = JEDI_BUDGET_S
+    jedi_confirm: bool = True
+    hierarchy: bool = True  # call and type hierarchy; off beside a server that offers them
 
 
 _CHOICES: dict[str, tuple[str, ...]] = {

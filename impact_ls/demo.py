@@ -35,17 +35,28 @@ def make_demo_project(dest: Path) -> Path:
 
 
 def run_demo(*, keep: bool, output_format: str, color: bool) -> int:
-    """Run the demo and print its report; returns the exit status."""
+    """Run the demo and print its report; returns the exit status.
+
+    The project lives in a temporary folder that is deleted when the demo ends, unless ``keep``;
+    the page says which, so a printed path is never one that is already gone.
+    """
     workdir = Path(tempfile.mkdtemp(prefix="impact-ls-demo-"))
     try:
         root = make_demo_project(workdir / "acme-shop")
         engine = Engine.open(root)
         report = engine.analyze_worktree(base="HEAD")
         if output_format == "json":
+            if keep:
+                sys.stderr.write(f"impact-ls: the demo project is kept in {root}\n")
             sys.stdout.write(report_to_json(report))
             return 0
+        where = (
+            f"kept in {root}"
+            if keep
+            else "in a temporary folder deleted when the demo ends (--keep keeps it)"
+        )
         sys.stdout.write(
-            f"impact-ls demo — a copy of a small project with git history, in {root}\n"
+            f"impact-ls demo: a small project with git history, {where}.\n"
             f"The edit: {EDITED_FILE}, LoginService.login gains a required parameter:\n"
             "    - def login(self, user, password):\n"
             "    + def login(self, user, password, mfa_code):\n\n"
@@ -53,7 +64,11 @@ def run_demo(*, keep: bool, output_format: str, color: bool) -> int:
         sys.stdout.write(render_text(report, color=color))
         if keep:
             sys.stdout.write(
-                f"\nThe project is kept in {root}; try: impact-ls analyze --root {root}\n"
+                f"\nThe project is kept in {root}. Try:\n"
+                f"    cd {root}\n"
+                "    impact-ls analyze              # this page again\n"
+                "    impact-ls tests                # the affected tests, one per line\n"
+                "    git diff                       # the edit\n"
             )
         return 0
     finally:

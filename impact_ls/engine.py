@@ -8,10 +8,11 @@ user's source file.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +21,13 @@ from impact_ls.analysis.pipeline import SourceChange, analyze
 from impact_ls.cachedir import prepare_cache_dir, project_cache_dir
 from impact_ls.config import Settings, settings_from_mapping, settings_from_pyproject
 from impact_ls.errors import RevisionError
+from impact_ls.graph.collected import CollectedTests
+from impact_ls.graph.confirm import JediConfirmer
 from impact_ls.graph.project import ProjectIndex
 from impact_ls.graph.workspace import read_source
 from impact_ls.history.cochange import CoChangeIndex
 from impact_ls.history.repo import GitRepo
-from impact_ls.model import CoChange, Report
+from impact_ls.model import CoChange, Node, Report
 
 logger = logging.getLogger(__name__)
 
@@ -75,7 +78,14 @@ class Engine:
         # pygit2 repositories are not thread-safe; the server calls from several threads.
         self._git_lock = threading.RLock()
         self._prefix = _repo_prefix(self.repo, self.root)
-        self.index = ProjectIndex(self.root, settings)
+        # Open buffers (text, digest), for jedi: it must read the call site as the user sees it.
+        self._documents: dict[str, tuple[str, str]] = {}
+        self.confirmer = JediConfirmer(
+            self.root, self._text_of, digest_of=self._digest_of, node_of=self._node_of
+        )
+        self.index = self._new_index(settings)
+        # pytest's collection (config, per-file hints, node ids), cached per graph version
+        self.tests = CollectedTests(self.root, text_of=self._text_of, digest_of=self._digest_of)
         self._history: CoChangeIndex | None = None
         self._history_lock = threading.Lock()
 
@@ -95,8 +105,6 @@ class Engine:
             engine.build(progress=progress)
         return engine
 
-    # ------------------------------------------------------------------ state
-
     @property
     def ready(self) -> bool:
         """False while the graph is still being indexed."""
@@ -105,6 +113,8 @@ class Engine:
     def build(self, *, progress: Progress | None = None) -> None:
         """Index (or re-index) the workspace; safe to call from a background thread."""
         self.index.build(progress=progress)
+        with self.index.lock:
+            self.tests.reload()
 
     def reconfigure(self, settings: Settings) -> None:
         """Apply new settings; the graph is re-indexed only when file selection changed."""
@@ -115,8 +125,35 @@ class Engine:
             settings.exclude,
             settings.max_file_bytes,
         ):
-            self.index = ProjectIndex(self.root, settings)
+            self.index = self._new_index(settings)
             self.index.build()
+
+    def _new_index(self, settings: Settings) -> ProjectIndex:
+        confirmer = self.confirmer if settings.jedi_confirm else None
+        return ProjectIndex(self.root, settings, confirmer=confirmer)
+
+    def _text_of(self, file: str) -> str | None:
+        if file in self._documents:
+            return self._documents[file][0]
+        found = read_source(self.root, file, self.settings)
+        return found if isinstance(found, str) else None
+
+    def _digest_of(self, file: str) -> str | None:
+        # Per edge of a walk, so never a read: the buffer's digest, else the indexed disk hash.
+        if file in self._documents:
+            return self._documents[file][1]
+        sha = self.index.content_hash(file)
+        return None if sha is None else "disk:" + sha
+
+    def _node_of(self, qid: str) -> Node | None:
+        return self.index.graph.node(qid)
+
+    def confirm_pending(self, on_done: Callable[[int], object]) -> bool:
+        """Let jedi decide, in the background, the candidates the last live analysis deferred.
+
+        ``on_done(verdicts)`` runs on the jedi thread when it is done; False: nothing deferred.
+        """
+        return self.confirmer.confirm_pending(on_done)
 
     def head(self) -> str | None:
         """The HEAD commit, or None without git or commits."""
@@ -141,25 +178,37 @@ class Engine:
 
     def set_document(self, file: str, text: str) -> None:
         """Let an open buffer's text stand for ``file`` in the graph."""
-        self.index.update(file, text)
+        digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+        with self.index.lock:
+            self._documents[file] = (text, "buffer:" + digest)
+            self._update(file, text)
+
+    def _update(self, file: str, text: str | None) -> None:
+        """Patch the graph with ``file``'s text (None: gone), keeping the collection if it can."""
+        graph = self.index.graph
+        before, version = self.tests.fingerprint(graph, file), graph.version
+        if text is None:
+            self.index.remove(file)
+        else:
+            self.index.update(file, text)
+        self.tests.edited(self.index.graph, file, before=before, version=version)
 
     def close_document(self, file: str) -> None:
         """Return ``file`` to its text on disk (or drop it if it is gone)."""
         text = read_source(self.root, file, self.settings)
-        if isinstance(text, str):
-            self.index.update(file, text)
-        else:
-            self.index.remove(file)
+        with self.index.lock:
+            self._documents.pop(file, None)
+            self._update(file, text if isinstance(text, str) else None)
 
     def refresh(self) -> tuple[str, ...]:
         """Re-read files that changed on disk and refresh co-change when HEAD moved."""
         changed = self.index.refresh()
+        with self.index.lock:
+            self.tests.reload()  # a pytest config file may be among the changes
         with self._history_lock, self._git_lock:
             if self._history is not None and self.repo is not None:
                 self._history = self._history.refresh(self.repo)
         return changed
-
-    # ------------------------------------------------------------------ analysis
 
     def history(self) -> CoChangeIndex:
         """The co-change index, built on first use and cached per HEAD."""
@@ -196,8 +245,13 @@ class Engine:
         *,
         base: str = "HEAD",
         llm: CompletionClient | None = None,
+        live: bool = False,
     ) -> Report:
-        """The blast radius of ``edits`` (baseline vs current text) against the current graph."""
+        """The blast radius of ``edits`` (baseline vs current text) against the current graph.
+
+        ``live`` (the editor, per keystroke): jedi answers only from its cache and queues the
+        rest for ``confirm_pending``; otherwise it may spend ``jedi_budget_s`` on this analysis.
+        """
         history = self.history()
         before = self._base_time(base)
         with self._git_lock:
@@ -229,14 +283,16 @@ class Engine:
             )
             for edit in sorted(edits, key=lambda e: e.file)
         ]
-        notes = [*self.index.notes, *history.notes, *self.warnings]
+        notes = [*self.index.notes, *history.notes, *self.warnings, *self.tests.config.notes]
         if not self.index.ready:
             notes.append("indexing in progress: the graph is partial")
         if before is None and self.repo is not None:
             notes.append(f"no commit at {base}: no co-change history")
-        with self.index.lock:
+        jedi_budget = 0.0 if live else self.settings.jedi_budget_s
+        with self.index.lock, self.confirmer.budget(jedi_budget) as jedi:
             report, test_map = analyze(
                 graph=self.index.graph,
+                collection=self.tests.collection(self.index.graph),
                 sources=sources,
                 settings=self.settings,
                 cochange_of=cochange_of,
@@ -246,6 +302,9 @@ class Engine:
                 notes=tuple(notes),
             )
         self._write_test_map(test_map)
+        if jedi.asked:
+            notes = sorted({*report.audit.notes, jedi.note()})
+            report = replace(report, audit=replace(report.audit, notes=tuple(notes)))
         return report
 
     def _base_time(self, base: str) -> int | None:

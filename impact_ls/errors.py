@@ -1,11 +1,9 @@
 """The exceptions impact_ls raises on purpose; each message says what to do next.
 
 ImpactError
- ├── UsageError            bad CLI arguments or settings (exit 2)
- │    ├── RootNotFoundError   --root does not exist or is not a folder
- │    └── RevisionError       --base names no commit, or the root is not a git repo
- ├── GraphBuildError       the code graph cannot be built at all
- └── HistoryError          git history cannot be read (callers degrade to no co-change)
+ └── UsageError            bad CLI arguments or settings (exit 2)
+      ├── RootNotFoundError   --root does not exist or is not a folder
+      └── RevisionError       --base names no commit, or the root is not a git repo
 """
 
 from __future__ import annotations
@@ -25,11 +23,3 @@ class RootNotFoundError(UsageError):
 
 class RevisionError(UsageError):
     """A git revision cannot be resolved."""
-
-
-class GraphBuildError(ImpactError):
-    """The code graph could not be built."""
-
-
-class HistoryError(ImpactError):
-    """The git history could not be read."""

@@ -34,9 +34,6 @@ QualName = NewType("QualName", str)
 TestId = NewType("TestId", str)
 
 
-# --------------------------------------------------------------------------- graph
-
-
 class NodeKind(StrEnum):
     MODULE = "module"
     CLASS = "class"
@@ -182,9 +179,6 @@ class DynamicRef:
         }[self.kind]
 
 
-# --------------------------------------------------------------------------- analysis
-
-
 class ChangeType(StrEnum):
     METHOD_SIGNATURE = "method-signature"
     METHOD_BODY = "method-body"
@@ -318,11 +312,14 @@ class Batch:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TestHit:
+    """A test a changed file can break: its pytest node id and the definition that id runs."""
+
     __test__ = False  # not a pytest class, despite the name
 
     file: str
     test: TestId
     conf: float
+    entity: QualName | None = None  # e.g. ``tests.test_a.TestA.test_x`` for ``…::TestB::test_x``
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

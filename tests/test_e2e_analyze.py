@@ -7,9 +7,13 @@ import sys
 import threading
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from impact_ls.demo import make_demo_project
+
+# The SARIF 2.1.0 schema, vendored for offline validation (see its NOTICE.md).
+SARIF_SCHEMA = Path(__file__).parent / "report" / "schema" / "sarif-2.1.0.json"
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -95,8 +99,30 @@ def test_json_is_byte_identical_across_runs(demo_root: Path, report: dict):
 def test_text_report_names_the_sites(demo_root: Path):
     result = _run("analyze", "--root", str(demo_root), "--color", "never")
     assert result.returncode == 0, result.stderr
-    assert "acme/api.py:9" in result.stdout
+    lines = result.stdout.splitlines()
     assert "\x1b[" not in result.stdout
+    # grouped by file, the line number, the site, what broke there
+    api = lines.index("  acme/api.py")
+    assert lines[api + 1].split() == [
+        "9",
+        "handle_login",
+        *["missing", "required", "argument", "'mfa_code'"],
+    ]
+
+
+def test_text_report_is_written_for_a_person(demo_root: Path):
+    lines = _run("analyze", "--root", str(demo_root), "--no-llm").stdout.splitlines()
+    assert all(len(line) <= 100 for line in lines), max(lines, key=len)
+    body = lines[: lines.index("Audit")]
+    # the edited entity is named once, in the header, not on every line
+    assert sum("acme.auth.LoginService.login" in line for line in body) == 1
+    assert not any(" changed (" in line and " via " in line for line in body)  # no cause labels
+    may = body[body.index("MAY-IMPACT · 4 sites to check (no break is proven)") + 1 :]
+    may = may[: may.index("")]
+    assert "    23  AdminLoginService.login  overrides LoginService.login, whose signature " in (
+        "\n".join(may) + " "
+    )
+    assert not any("must" in line for line in may)
 
 
 def test_fail_on_must_exits_1(demo_root: Path):
@@ -161,6 +187,33 @@ def test_sarif_puts_must_sites_at_one_based_columns(demo_root: Path):
     assert min(columns) >= 1
 
 
+def test_sarif_from_the_cli_validates_and_encodes_paths(fresh_demo: Path):
+    (fresh_demo / "acme" / "módulo.py").write_text(
+        "from acme.auth import LoginService\n\n\ndef entrar(user, password):\n"
+        "    return LoginService().login(user, password)\n",
+        encoding="utf-8",
+    )
+    result = _run("analyze", "--root", str(fresh_demo), "--format", "sarif")
+    assert result.returncode == 0, result.stderr
+    log = json.loads(result.stdout)
+    validator = jsonschema.Draft7Validator(
+        json.loads(SARIF_SCHEMA.read_text(encoding="utf-8")),
+        format_checker=jsonschema.FormatChecker(),
+    )
+    assert [e.message for e in validator.iter_errors(log)] == []
+    run = log["runs"][0]
+    assert run["originalUriBaseIds"] == {"%SRCROOT%": {"uri": fresh_demo.as_uri() + "/"}}
+    by_uri = {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]: r
+        for r in run["results"]
+        if r["ruleId"] == "must-inspect"
+    }
+    assert "acme/m%C3%B3dulo.py" in by_uri
+    assert by_uri["acme/api.py"]["message"]["text"].startswith(
+        "missing required argument 'mfa_code' — "
+    )
+
+
 def test_color_always_colours_the_buckets(demo_root: Path):
     result = _run("analyze", "--root", str(demo_root), "--color", "always")
     assert "\x1b[" in result.stdout
@@ -208,3 +261,21 @@ def test_a_configured_llm_endpoint_orders_the_next_edits(fresh_demo: Path):
     assert len(requests) == 1
     assert (requests[0]["temperature"], requests[0]["max_tokens"]) == (0, 1024)
     assert json.loads(offline.stdout)["next_edits"]["next_edit"] == "failed"
+
+
+def test_a_file_over_max_file_bytes_is_said_where_the_user_looks(fresh_demo: Path):
+    pyproject = fresh_demo / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + "\n[tool.impact-ls]\nmax-file-bytes = 4000\n")
+    big = fresh_demo / "acme" / "generated.py"
+    big.write_text(
+        "from acme.auth import LoginService\n\n\ndef replay(user, password):\n"
+        "    return LoginService().login(user, password)\n" + "# padding\n" * 500,
+        encoding="utf-8",
+    )
+    size = big.stat().st_size
+    note = f"skipped acme/generated.py: larger than 4000 bytes ({size} bytes)"
+    text = _run("analyze", "--root", str(fresh_demo), "--no-llm").stdout.splitlines()
+    assert text[1].startswith(f"  note: {note}"), text[:3]  # under the title, not at the end
+    assert "raise max-file-bytes" in " ".join(text[1:3])
+    report = json.loads(_run("analyze", "--root", str(fresh_demo), "--format", "json").stdout)
+    assert note in report["audit"]["notes"]

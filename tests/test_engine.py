@@ -2,6 +2,7 @@
 
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -90,3 +91,52 @@ def test_analysis_writes_the_test_map_and_never_touches_sources(tmp_path: Path):
     lines = (root / ".impact_ls" / "test_map.txt").read_text(encoding="utf-8").splitlines()
     assert "acme/auth.py tests/test_auth.py::test_login_returns_token 1.0" in lines
     assert (root / ".impact_ls" / ".gitignore").read_text(encoding="utf-8").endswith("\n*\n")
+
+
+def _confirm_project(tmp_path: Path) -> Path:
+    root = tmp_path / "confirm"
+    shutil.copytree(Path(__file__).parent.parent / "fixtures" / "graph_confirm", root)
+    _git(root, "init", "-q")
+    _git(root, "add", ".")
+    _git(root, "commit", "-qm", "import")
+    shapes = root / "shapes.py"
+    text = shapes.read_text(encoding="utf-8")
+    shapes.write_text(
+        text.replace(
+            "class Session:\n    def open(self):", "class Session:\n    def open(self, mode):"
+        ),
+        encoding="utf-8",
+    )
+    return root
+
+
+def _sites(entries) -> list[tuple[str, int, bool]]:
+    return sorted((e.file, e.line, e.name_matched) for e in entries)
+
+
+def test_jedi_turns_a_confirmed_name_matched_caller_into_a_must_site(tmp_path: Path):
+    engine = Engine.open(_confirm_project(tmp_path), {"jedi_budget_s": 120})
+    report = engine.analyze_worktree()
+    # handler = [make_session()][0]; handler.open(): jedi sees a Session, so the call must bind.
+    assert _sites(report.triage.must_inspect) == [("app.py", 6, False)]
+    assert report.triage.must_inspect[0].breaks[0].detail == "missing required argument 'mode'"
+    # anything.open(): jedi cannot tell; the candidate stays, marked, as a MAY site.
+    assert _sites(report.triage.may_impact) == [("app.py", 7, True)]
+    assert (
+        "jedi checked 2 name-matched call candidates: 1 confirmed, 0 refuted, 1 undecided"
+        in report.audit.notes
+    )
+
+
+def test_a_live_analysis_defers_jedi_and_the_next_one_uses_its_verdicts(tmp_path: Path):
+    engine = Engine.open(_confirm_project(tmp_path))
+    edits = engine.worktree_edits()
+    first = engine.analyze(edits, live=True)
+    assert first.triage.must_inspect == ()
+    assert _sites(first.triage.may_impact) == [("app.py", 6, True), ("app.py", 7, True)]
+    finished = threading.Event()
+    assert engine.confirm_pending(lambda decided: finished.set())
+    assert finished.wait(120)
+    second = engine.analyze(edits, live=True)
+    assert _sites(second.triage.must_inspect) == [("app.py", 6, False)]
+    assert not engine.confirm_pending(lambda decided: None)  # every candidate decided now

@@ -24,6 +24,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+import networkx
+
 from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.model import Batch, Change, ChangeType, EdgeKind, QualName, Triage
 
@@ -62,37 +64,25 @@ def build_batches(
     for entry in entries:
         distance[entry.entity] = min(distance.get(entry.entity, entry.distance), entry.distance)
 
-    parent = {q: q for q in distance}
-
-    def find(q: QualName) -> QualName:
-        while parent[q] != q:
-            parent[q] = parent[parent[q]]
-            q = parent[q]
-        return q
-
-    def union(a: QualName, b: QualName) -> None:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            # The smaller name becomes the root so the result does not depend on edge order.
-            parent[max(ra, rb)] = min(ra, rb)
-
-    for qid in sorted(distance):
-        for edge in graph.dependencies(qid, kinds=_HARD):
-            if edge.target in distance:
-                union(qid, edge.target)
+    joined: networkx.Graph[QualName] = networkx.Graph()
+    joined.add_nodes_from(distance)
+    for qid in distance:
+        joined.add_edges_from(
+            (qid, edge.target)
+            for edge in graph.dependencies(qid, kinds=_HARD)
+            if edge.target in distance
+        )
     for entry in entries:
         if entry.unanalyzable:
             continue
         if entry.via is not None and entry.via in distance:
-            union(entry.entity, entry.via)
+            joined.add_edge(entry.entity, entry.via)
         elif entry.distance == 1 and entry.seed in distance:
-            union(entry.entity, entry.seed)
+            joined.add_edge(entry.entity, entry.seed)
 
-    components: dict[QualName, list[QualName]] = {}
-    for qid in distance:
-        components.setdefault(find(qid), []).append(qid)
+    components = networkx.connected_components(joined)
     ordered = sorted(
-        (sorted(members, key=lambda q: (distance[q], q)) for members in components.values()),
+        (sorted(members, key=lambda q: (distance[q], q)) for members in components),
         key=lambda members: (distance[members[0]], members[0]),
     )
     batches: list[Batch] = []

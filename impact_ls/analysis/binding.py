@@ -1,7 +1,10 @@
-"""The deterministic break check that makes a site MUST-INSPECT (DESIGN §3 "binding").
+"""Binding (DESIGN §3): the deterministic break check that makes a site MUST-INSPECT.
 
-Contract: ``find_breaks(change, args=, relation=)`` → the ``Break``s a site provably suffers from
-one atomic change; empty when the site still works or when nothing can be proved.
+Contract: ``bind_sites(members, changes, graph)`` → ``Breaks``: for every site of every
+distance-1 member of the walk, the ``Break``s it provably suffers from its seed's change (the
+first change of that entity); farther members are never bound. Triage reads the verdicts with
+``Breaks.at(member, site)``. The rule for one site is ``find_breaks(change, args=, relation=)``:
+empty when the site still works or when nothing can be proved.
 
 - ``method-signature``: the site's argument shape is bound to ``change.after_params`` by Python's
   rules (positional-only, keyword-only, defaults, ``*args``/``**kwargs`` in the signature, the
@@ -18,15 +21,30 @@ one atomic change; empty when the site still works or when nothing can be proved
 - Not provable → no break: a site with ``*``/``**`` arguments, a name-matched site, a site whose
   shape is unknown, a body/add/incomplete change.
 
-Pure functions over model values; no graph access.
+Pure: the graph is read only to find the name an import site takes from the changed module.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
-from impact_ls.model import ArgShape, Break, Change, ChangeType, Param, ParamKind, Relation
+from impact_ls.graph.codegraph import CodeGraph
+from impact_ls.model import (
+    ArgShape,
+    Break,
+    Change,
+    ChangeType,
+    EdgeKind,
+    Member,
+    Param,
+    ParamKind,
+    QualName,
+    Relation,
+    Site,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +60,60 @@ REMOVED_IMPORT = "removed-import"
 _POSITIONAL = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
 _INSTANTIATION = (Relation.INSTANTIATED_BY, Relation.CONSTRUCTED_BY)
 _CALLS = (Relation.CALLED_BY, Relation.CALLERS)
+_IMPORT_KINDS = (EdgeKind.IMPORT, EdgeKind.REEXPORT, EdgeKind.TYPE_REF)
+
+SiteKey = tuple[QualName, QualName, Site]
+
+
+@dataclass(frozen=True, slots=True)
+class Breaks:
+    """What binding proved: the breaks of each bound site, keyed by (seed, member, site)."""
+
+    by_site: Mapping[SiteKey, tuple[Break, ...]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+
+    def at(self, member: Member, site: Site) -> tuple[Break, ...]:
+        """The breaks of ``site`` of ``member``; empty when none was proved or it was not bound."""
+        return self.by_site.get((member.seed, member.entity, site), ())
+
+
+def bind_sites(members: Sequence[Member], changes: Sequence[Change], graph: CodeGraph) -> Breaks:
+    """Bind every site of every distance-1 member to its seed's change."""
+    change_of: dict[QualName, Change] = {}
+    for each in changes:
+        change_of.setdefault(each.entity, each)
+    found: dict[SiteKey, tuple[Break, ...]] = {}
+    for member in members:
+        change = change_of.get(member.seed)
+        if member.distance != 1 or change is None:
+            continue
+        for site in member.sites:
+            # binding needs the name an import site takes to tell which removal hits it.
+            imported = (
+                _imported_at(graph, member.entity, site)
+                if change.change_type is ChangeType.IMPORT
+                else None
+            )
+            breaks = find_breaks(
+                change,
+                args=site.args,
+                relation=site.relation or member.relations[0],
+                name_matched=site.name_matched,
+                imported=imported,
+            )
+            if breaks:
+                found[(member.seed, member.entity, site)] = breaks
+    logger.debug("binding: %d broken sites", len(found))
+    return Breaks(MappingProxyType(found))
+
+
+def _imported_at(graph: CodeGraph, entity: QualName, site: Site) -> str | None:
+    """The qualname the import edge evidenced at ``site`` points at, if the graph has it."""
+    for edge in graph.dependencies(entity, kinds=_IMPORT_KINDS):
+        if edge.file == site.file and edge.span == site.span:
+            return edge.target
+    return None
 
 
 def find_breaks(

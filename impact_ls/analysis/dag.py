@@ -1,13 +1,6 @@
 """The impact DAG (spec §3.9): the obligations as cause-labelled edges from each seed to its sites.
 
-Contract:
-    ``cause_label(change, site=..., relation=...)`` is the one template for every reason string:
-    ``"<change_type> changed (<what>) → <site> <verb> via <relation>"``, with the verb
-    ``must re-bind`` (method-signature, import, delete), ``must be updated`` (field, constructor,
-    class-decl), ``must be re-checked`` (method-body) or ``must be re-tested`` (any change over
-    ``TestedBy``). ``<what>`` is ``Change.what`` when classify filled it, else derived from the
-    parameter lists, removed names or escape reason.
-
+Contract (edge causes are ``causes.cause_label``):
     ``build_dag(changes, triage, batches, tests, graph, max_nodes=..., max_edges=...,
     max_tokens=...)`` returns a ``Dag``:
     nodes    the seeds (every change but ``incomplete``), then MUST-INSPECT and MAY-IMPACT
@@ -19,7 +12,7 @@ Contract:
              (``TestedBy``). An edge that would point backwards in node order is dropped, so the
              graph is acyclic and the seed precedes its callers.
     caps     at most ``max_nodes`` nodes and ``max_edges`` edges (farthest dropped first), and at
-             most ``max_tokens`` tokens of serialized JSON (``tokens.estimate_tokens``: ceil of
+             most ``max_tokens`` tokens of serialized JSON (``estimate_tokens``: ceil of
              characters / 4, over ``json.dumps`` of ``{"nodes": [...], "edges": [{"from", "to",
              "cause"}]}``). Over the token cap the longest signatures are shortened first (down
              to 40 characters, ending in ``…``), then the farthest non-seed nodes are dropped
@@ -33,7 +26,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from impact_ls.analysis.tokens import estimate_tokens_of_length
+from impact_ls.analysis.causes import cause_label
 from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.model import (
     Batch,
@@ -51,31 +44,15 @@ from impact_ls.model import (
 
 logger = logging.getLogger(__name__)
 
-_VERBS: Mapping[ChangeType, str] = {
-    ChangeType.METHOD_SIGNATURE: "must re-bind",
-    ChangeType.IMPORT: "must re-bind",
-    ChangeType.DELETE: "must re-bind",
-    ChangeType.FIELD: "must be updated",
-    ChangeType.CONSTRUCTOR: "must be updated",
-    ChangeType.CLASS_DECL: "must be updated",
-    ChangeType.METHOD_BODY: "must be re-checked",
-}
-_RETEST = "must be re-tested"
 _MIN_SIGNATURE = 40
+# One token ≈ four characters of JSON, the usual rule of thumb for GPT-style tokenizers on code and
+# identifiers: no tokenizer download, the same number everywhere.
+_CHARS_PER_TOKEN = 4
 # The serialized DAG is its items' JSON joined by ", " inside this frame (json.dumps defaults).
 _FRAME = len('{"nodes": [], "edges": []}')
 _SEPARATOR = len(", ")
 _TEST_DISTANCE = 1_000  # tests sort after every walked site
 _SEED, _MUST, _MAY, _TEST = range(4)
-
-
-def cause_label(change: Change, *, site: str, relation: Relation) -> str:
-    """The cause string of one obligation: what changed, which site, what it must do, and why."""
-    verb = _RETEST if relation is Relation.TESTED_BY else _VERBS.get(change.change_type)
-    return (
-        f"{change.change_type.value} changed ({_what(change)}) → {site} "
-        f"{verb or 'must be re-checked'} via {relation.value}"
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,24 +96,7 @@ def build_dag(
             ranks[entry.entity] = rank
         if entry.entity not in nodes:
             nodes[entry.entity] = _entry_node(entry, graph, batch_of)
-    test_nodes = {n.test_id: n for n in graph.tests() if n.test_id is not None}
-    test_entity: dict[str, QualName] = {}
-    for hit in tests:
-        known = test_nodes.get(hit.test)
-        entity = known.id if known is not None else QualName(hit.test)
-        test_entity[hit.test] = entity
-        rank = _Rank(_TEST_DISTANCE, _TEST, hit.conf, entity)
-        if entity not in ranks or rank.key() < ranks[entity].key():
-            ranks[entity] = rank
-        if entity not in nodes:
-            nodes[entity] = DagNode(
-                entity=entity,
-                kind="test",
-                file=known.file if known is not None else hit.test.split("::", 1)[0],
-                line=known.span.line if known is not None else 0,
-                signature=known.signature if known is not None else "",
-                batch_id=None,
-            )
+    test_entity = _add_test_nodes(tests, graph, nodes, ranks)
 
     order = sorted(nodes, key=lambda q: ranks[q].key())
     position = {q: i for i, q in enumerate(order)}
@@ -169,6 +129,34 @@ def build_dag(
         "dag: %d nodes, %d edges, ~%d tokens", len(dag.nodes), len(dag.edges), _tokens(dag)
     )
     return replace(dag, truncated=truncated or cut)
+
+
+def _add_test_nodes(
+    tests: Sequence[TestHit],
+    graph: CodeGraph,
+    nodes: dict[QualName, DagNode],
+    ranks: dict[QualName, _Rank],
+) -> dict[str, QualName]:
+    """Add a node per affected test (after every site); return each test id's node entity."""
+    test_nodes = {n.test_id: n for n in graph.tests() if n.test_id is not None}
+    test_entity: dict[str, QualName] = {}
+    for hit in tests:
+        known = graph.node(hit.entity) if hit.entity is not None else test_nodes.get(hit.test)
+        entity = known.id if known is not None else QualName(hit.test)
+        test_entity[hit.test] = entity
+        rank = _Rank(_TEST_DISTANCE, _TEST, hit.conf, entity)
+        if entity not in ranks or rank.key() < ranks[entity].key():
+            ranks[entity] = rank
+        if entity not in nodes:
+            nodes[entity] = DagNode(
+                entity=entity,
+                kind="test",
+                file=known.file if known is not None else hit.test.split("::", 1)[0],
+                line=known.span.line if known is not None else 0,
+                signature=known.signature if known is not None else "",
+                batch_id=None,
+            )
+    return test_entity
 
 
 def _add_edge(
@@ -270,7 +258,7 @@ def _tokens(dag: Dag, lengths: dict[DagNode | DagEdge, int] | None = None) -> in
         + sum(edges)
         + _SEPARATOR * max(len(edges) - 1, 0)
     )
-    return estimate_tokens_of_length(chars)
+    return _tokens_of_length(chars)
 
 
 def _json_length(item: DagNode | DagEdge, memo: dict[DagNode | DagEdge, int]) -> int:
@@ -324,19 +312,10 @@ def _entry_node(entry: TriageEntry, graph: CodeGraph, batch_of: Mapping[QualName
     )
 
 
-def _what(change: Change) -> str:
-    if change.what:
-        return change.what
-    if change.before_params is not None and change.after_params is not None:
-        before = [p.name for p in change.before_params]
-        after = [p.name for p in change.after_params]
-        parts = [f"added param {n}" for n in after if n not in before]
-        parts += [f"removed param {n}" for n in before if n not in after]
-        return ", ".join(parts) if parts else "parameters changed"
-    if change.removed_names:
-        return "removed " + ", ".join(change.removed_names)
-    if change.change_type is ChangeType.DELETE:
-        return f"{change.short_name} removed"
-    if change.escape_reason:
-        return change.escape_reason
-    return change.short_name
+def estimate_tokens(text: str) -> int:
+    """``ceil(len(text) / 4)``: the token count the DAG's cap is checked against."""
+    return _tokens_of_length(len(text))
+
+
+def _tokens_of_length(chars: int) -> int:
+    return -(-chars // _CHARS_PER_TOKEN)

@@ -6,7 +6,9 @@ Contract:
     output   ``NextEdits``: the model's ordered ``{entity, reason}`` list (``source="llm"``), or —
              with no client, on any client error, on a timeout or on a reply that is not exactly
              the requested JSON naming only entities of the map — ``failed=True`` with the
-             deterministic batch order (``fallback="batch_order"``).
+             deterministic batch order (``fallback="batch_order"``). With any MUST-INSPECT site
+             the first next edit is one: the model's MUST entities come first (in its order),
+             and a reply naming none of them falls back to the batch order.
     caps     exactly one call, temperature 0, ``max_tokens`` 1024, no retry; ≤ 50 entities in the
              map; every signature one line of ≤ 200 characters.
     privacy  the prompt holds a one-line change plan, the DAG as ``{entity, kind, signature}`` nodes
@@ -69,9 +71,6 @@ class CompletionClient(Protocol):
     ) -> str:
         """Return the assistant message text; raise any ``Exception`` on failure."""
         ...
-
-
-# --------------------------------------------------------------------------- prompt
 
 
 def _header_end(text: str) -> int:
@@ -217,9 +216,6 @@ def build_prompt(
     return [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": user}]
 
 
-# --------------------------------------------------------------------------- reply
-
-
 def parse_reply(text: str, *, allowed: Collection[str]) -> NextEdits | None:
     """Parse the model's JSON reply; ``None`` unless well formed and naming only map entities."""
     body = text.strip()
@@ -249,9 +245,6 @@ def parse_reply(text: str, *, allowed: Collection[str]) -> NextEdits | None:
     if not items:
         return None
     return NextEdits(items=tuple(items[: config.LLM_MAX_ENTITIES]), source=SOURCE_LLM)
-
-
-# --------------------------------------------------------------------------- decision
 
 
 def _batch_order(triage: Triage, batches: Sequence[Batch]) -> tuple[NextEdit, ...]:
@@ -314,6 +307,17 @@ def decide_next_edits(
     if parsed is None:
         logger.info("next edit: LLM reply is not the requested JSON; batch order stands")
         return fallback
+    must = {e.entity for e in triage.must_inspect}
+    if must:
+        # A site that must change comes before one that may: the model orders within each.
+        first = [i for i in parsed.items if i.entity in must]
+        if not first:
+            logger.info("next edit: LLM named no must-inspect site; batch order stands")
+            return fallback
+        parsed = NextEdits(
+            items=(*first, *(i for i in parsed.items if i.entity not in must)),
+            source=parsed.source,
+        )
     logger.debug("next edit: LLM chose %d entities", len(parsed.items))
     return parsed
 

@@ -1,20 +1,23 @@
-"""The pipeline, stated once: classify → relations → walk (+binding) → cochange → testmap → rank
-→ triage → batch → dag → nextedit ⇒ Report.
+"""The pipeline, stated once: classify → relations → walk → binding → hidden → cochange → testmap
+→ rank → triage → batch → dag → nextedit ⇒ Report.
 
-Contract: ``analyze`` takes the current ``CodeGraph``, each dirty file's baseline and current
-text, ``Settings``, a co-change lookup and an optional completion client, and returns the
-``Report`` plus the ``test_map.txt`` text. It reads no file, clock or environment; the same input
-gives the same report. The walk starts from the *baseline* entity (a deleted or renamed function
-still finds its callers through dangling edges); the graph is the current state.
+Contract: ``analyze`` takes the current ``CodeGraph``, pytest's ``Collection`` of it (the node ids
+each test definition runs under; without one, the collection is modelled with pytest's default
+options), each dirty file's baseline and current text, ``Settings``, a co-change lookup and an
+optional completion client, and returns the ``Report`` plus the ``test_map.txt`` text. It reads no
+file, clock or environment; the same input gives the same report. The walk starts from the
+*baseline* entity (a deleted or renamed function still finds its callers through dangling edges);
+the graph is the current state.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from impact_ls.analysis.batch import build_batches
+from impact_ls.analysis.binding import bind_sites
 from impact_ls.analysis.classify import classify_changes
 from impact_ls.analysis.dag import build_dag
 from impact_ls.analysis.hidden import find_hidden_channels
@@ -22,17 +25,24 @@ from impact_ls.analysis.nextedit import CompletionClient, decide_next_edits, nex
 from impact_ls.analysis.rank import Ranked, rank_members
 from impact_ls.analysis.testmap import format_test_map, map_tests
 from impact_ls.analysis.triage import triage_members
-from impact_ls.analysis.walk import walk_dependents
+from impact_ls.analysis.walk import WalkResult, walk_dependents
 from impact_ls.config import Settings
 from impact_ls.graph.codegraph import CodeGraph
+from impact_ls.graph.collection import Collection, collected_ids
+from impact_ls.graph.pytest_config import PytestConfig
 from impact_ls.model import (
     Audit,
+    Batch,
     Change,
     ChangeType,
     CoChange,
+    Dag,
     Member,
+    NextEdits,
     QualName,
     Report,
+    TestHit,
+    Triage,
     Unanalyzable,
 )
 
@@ -71,115 +81,56 @@ def analyze(
     base: str = "HEAD",
     llm: CompletionClient | None = None,
     notes: Sequence[str] = (),
+    collection: Collection | None = None,
 ) -> tuple[Report, str]:
     """Run every stage in order and return the report and the ``test_map.txt`` text."""
-    changes = _classify(sources, settings)
-    notes = list(notes)
-    truncated = False
-    if len(changes) > settings.max_changes:
-        notes.append(f"{len(changes)} changes; analyzed the first {settings.max_changes}")
-        changes = changes[: settings.max_changes]
-        truncated = True
-    if any(c.change_type is ChangeType.INCOMPLETE for c in changes):
-        notes.append("part of the edit does not parse yet; its region is reported as incomplete")
-
-    members: list[Member] = []
-    members_by_seed: dict[QualName, list[Member]] = {}
-    hidden: list[Unanalyzable] = []
-    for change in changes:
-        walk = walk_dependents(
-            change, graph, max_depth=settings.max_depth, max_nodes=settings.max_walk_nodes
-        )
-        if walk.truncated:
-            truncated = True
-            notes.append(f"{change.entity}: walk capped, {walk.omitted} farther sites omitted")
-        members.extend(walk.members)
-        members_by_seed.setdefault(change.entity, []).extend(walk.members)
-        if change.change_type not in (ChangeType.ADD, ChangeType.INCOMPLETE):
-            hidden.extend(find_hidden_channels(change, graph))
-
-    hits = map_tests(
-        changes,
-        members,
-        graph,
-        min_conf=settings.test_map_min,
-        max_pairs=settings.max_test_pairs,
-    )
-    changed_files = sorted({s.file for s in sources})
-    task_text = " ".join(c.short_name for c in changes)
-    cochange = cochange_of(changed_files, task_text) if cochange_of and changes else ()
-    cochange_by_file = {c.file: c.score for c in cochange}
-    conf_by_test: dict[str, float] = {}
-    for hit in hits:
-        conf_by_test[hit.test] = max(conf_by_test.get(hit.test, 0.0), hit.conf)
-    test_conf: dict[QualName, float] = {
-        node.id: conf_by_test[node.test_id]
-        for node in graph.tests()
-        if node.test_id in conf_by_test
-    }
-
-    ranked: list[Ranked] = []
-    for change in changes:
-        ranked.extend(
-            rank_members(
-                members_by_seed.get(change.entity, ()),
-                change,
-                graph,
-                cochange=cochange_by_file,
-                test_conf=test_conf,
-            )
-        )
-    triage = triage_members(ranked, changes, graph, hidden=hidden, settings=settings)
-    batches = build_batches(
-        triage,
-        changes,
-        graph,
-        max_batches=settings.max_batches,
-        max_members=settings.max_batch_members,
-    )
-    dag = build_dag(
-        changes,
-        triage,
-        batches,
-        hits,
-        graph,
-        max_nodes=settings.max_dag_nodes,
-        max_edges=settings.max_dag_edges,
-        max_tokens=settings.max_dag_tokens,
-    )
+    if collection is None:
+        collection = collected_ids(graph, PytestConfig())
+    classified = _classify(sources, settings)
+    changes = classified.changes
+    walked = _walk(changes, graph, settings)
+    breaks = bind_sites(walked.members, changes, graph)
+    hidden = _hidden(changes, graph)
+    cochange = _cochange(changes, sources, cochange_of)
+    hits = _map_tests(changes, walked, graph, settings, collection)
+    ranked = _rank(changes, walked, graph, cochange, _test_conf(hits))
+    triage = triage_members(ranked, changes, breaks=breaks, hidden=hidden, settings=settings)
+    batches = _batch(triage, changes, graph, settings)
+    dag = _dag(changes, triage, batches, hits, graph=graph, settings=settings)
     next_edits = decide_next_edits(changes, dag, triage, batches, client=llm)
-    logger.debug(
-        "analysis: %d changes, %d members, %d must, %d may, %d tests",
-        len(changes),
-        len(members),
-        len(triage.must_inspect),
-        len(triage.may_impact),
-        len(hits),
-    )
-    report = Report(
-        root=root,
-        base=base,
-        audit=Audit(
-            verified=_VERIFIED,
-            heuristic=_HEURISTIC,
-            truncated=truncated or dag.truncated,
-            notes=tuple(sorted(set(notes))),
-        ),
-        changes=changes,
-        triage=triage,
-        batches=batches,
-        tests=hits,
-        cochange=tuple(sorted(cochange, key=lambda c: (-c.score, c.file))),
-        unanalyzable=tuple(sorted(set(hidden), key=lambda u: (u.file, u.line, u.entity))),
-        dag=dag,
-        next_edits=next_edits,
-        next=next_action(changes, triage, hits),
-        stale=any(c.change_type is ChangeType.INCOMPLETE for c in changes),
-    )
-    return report, format_test_map(hits)
+    audit = _audit((*notes, *classified.notes, *walked.notes), classified, walked, dag)
+    found = _Findings(changes, triage, batches, hits, cochange, hidden, dag, next_edits)
+    return _report(found, root=root, base=base, audit=audit), format_test_map(hits)
 
 
-def _classify(sources: Sequence[SourceChange], settings: Settings) -> tuple[Change, ...]:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Classified:
+    changes: tuple[Change, ...]
+    notes: tuple[str, ...]
+    truncated: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Walked:
+    members: tuple[Member, ...]
+    by_seed: Mapping[QualName, tuple[Member, ...]]
+    notes: tuple[str, ...]
+    truncated: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Findings:
+    changes: tuple[Change, ...]
+    triage: Triage
+    batches: tuple[Batch, ...]
+    hits: tuple[TestHit, ...]
+    cochange: tuple[CoChange, ...]
+    hidden: tuple[Unanalyzable, ...]
+    dag: Dag
+    next_edits: NextEdits
+
+
+def _classify(sources: Sequence[SourceChange], settings: Settings) -> _Classified:
     changes: list[Change] = []
     for source in sources:
         if source.before == source.after:
@@ -193,4 +144,177 @@ def _classify(sources: Sequence[SourceChange], settings: Settings) -> tuple[Chan
                 max_changes=settings.max_changes,
             )
         )
-    return tuple(sorted(changes, key=lambda c: (c.file, c.line_range, c.entity)))
+    changes.sort(key=lambda c: (c.file, c.line_range, c.entity))
+    notes: list[str] = []
+    truncated = len(changes) > settings.max_changes
+    if truncated:
+        notes.append(f"{len(changes)} changes; analyzed the first {settings.max_changes}")
+        changes = changes[: settings.max_changes]
+    if any(c.change_type is ChangeType.INCOMPLETE for c in changes):
+        notes.append("part of the edit does not parse yet; its region is reported as incomplete")
+    return _Classified(changes=tuple(changes), notes=tuple(notes), truncated=truncated)
+
+
+def _walk(changes: Sequence[Change], graph: CodeGraph, settings: Settings) -> _Walked:
+    members: list[Member] = []
+    by_seed: dict[QualName, list[Member]] = {}
+    notes: list[str] = []
+    truncated = False
+    for change in changes:
+        walk = walk_dependents(
+            change, graph, max_depth=settings.max_depth, max_nodes=settings.max_walk_nodes
+        )
+        if walk.truncated:
+            truncated = True
+            notes.append(_cap_note(change, walk, settings.max_walk_nodes))
+        members.extend(walk.members)
+        by_seed.setdefault(change.entity, []).extend(walk.members)
+    return _Walked(
+        members=tuple(members),
+        by_seed={seed: tuple(found) for seed, found in by_seed.items()},
+        notes=tuple(notes),
+        truncated=truncated,
+    )
+
+
+def _cap_note(change: Change, walk: WalkResult, cap: int) -> str:
+    if walk.omitted_direct:
+        return (
+            f"{change.entity}: walk capped at max-walk-nodes = {cap}; {walk.omitted} dependents "
+            f"not kept, {walk.omitted_direct} of them direct"
+        )
+    return f"{change.entity}: walk capped, {walk.omitted} farther sites omitted"
+
+
+def _hidden(changes: Sequence[Change], graph: CodeGraph) -> tuple[Unanalyzable, ...]:
+    found: set[Unanalyzable] = set()
+    for change in changes:
+        if change.change_type not in (ChangeType.ADD, ChangeType.INCOMPLETE):
+            found.update(find_hidden_channels(change, graph))
+    return tuple(sorted(found, key=lambda u: (u.file, u.line, u.entity)))
+
+
+def _cochange(
+    changes: Sequence[Change], sources: Sequence[SourceChange], cochange_of: CoChangeLookup | None
+) -> tuple[CoChange, ...]:
+    if cochange_of is None or not changes:
+        return ()
+    changed_files = sorted({s.file for s in sources})
+    task_text = " ".join(c.short_name for c in changes)
+    return tuple(sorted(cochange_of(changed_files, task_text), key=lambda c: (-c.score, c.file)))
+
+
+def _test_conf(hits: Sequence[TestHit]) -> dict[QualName, float]:
+    """Each affected test definition's best confidence (over its ids and changed files)."""
+    conf: dict[QualName, float] = {}
+    for hit in hits:
+        if hit.entity is not None:
+            conf[hit.entity] = max(conf.get(hit.entity, 0.0), hit.conf)
+    return conf
+
+
+def _rank(
+    changes: Sequence[Change],
+    walked: _Walked,
+    graph: CodeGraph,
+    cochange: Sequence[CoChange],
+    test_conf: Mapping[QualName, float],
+) -> tuple[Ranked, ...]:
+    cochange_by_file = {c.file: c.score for c in cochange}
+    ranked: list[Ranked] = []
+    for change in changes:
+        ranked.extend(
+            rank_members(
+                walked.by_seed.get(change.entity, ()),
+                change,
+                graph,
+                cochange=cochange_by_file,
+                test_conf=test_conf,
+            )
+        )
+    return tuple(ranked)
+
+
+def _map_tests(
+    changes: Sequence[Change],
+    walked: _Walked,
+    graph: CodeGraph,
+    settings: Settings,
+    collection: Collection,
+) -> tuple[TestHit, ...]:
+    return map_tests(
+        changes,
+        walked.members,
+        graph,
+        min_conf=settings.test_map_min,
+        max_pairs=settings.max_test_pairs,
+        collection=collection,
+    )
+
+
+def _batch(
+    triage: Triage, changes: Sequence[Change], graph: CodeGraph, settings: Settings
+) -> tuple[Batch, ...]:
+    return build_batches(
+        triage,
+        changes,
+        graph,
+        max_batches=settings.max_batches,
+        max_members=settings.max_batch_members,
+    )
+
+
+def _dag(
+    changes: Sequence[Change],
+    triage: Triage,
+    batches: Sequence[Batch],
+    hits: Sequence[TestHit],
+    *,
+    graph: CodeGraph,
+    settings: Settings,
+) -> Dag:
+    return build_dag(
+        changes,
+        triage,
+        batches,
+        hits,
+        graph,
+        max_nodes=settings.max_dag_nodes,
+        max_edges=settings.max_dag_edges,
+        max_tokens=settings.max_dag_tokens,
+    )
+
+
+def _audit(notes: Sequence[str], classified: _Classified, walked: _Walked, dag: Dag) -> Audit:
+    return Audit(
+        verified=_VERIFIED,
+        heuristic=_HEURISTIC,
+        truncated=classified.truncated or walked.truncated or dag.truncated,
+        notes=tuple(sorted(set(notes))),
+    )
+
+
+def _report(found: _Findings, *, root: str, base: str, audit: Audit) -> Report:
+    triage, changes, hits = found.triage, found.changes, found.hits
+    logger.debug(
+        "analysis: %d changes, %d must, %d may, %d tests",
+        len(changes),
+        len(triage.must_inspect),
+        len(triage.may_impact),
+        len(hits),
+    )
+    return Report(
+        root=root,
+        base=base,
+        audit=audit,
+        changes=changes,
+        triage=triage,
+        batches=found.batches,
+        tests=hits,
+        cochange=found.cochange,
+        unanalyzable=found.hidden,
+        dag=found.dag,
+        next_edits=found.next_edits,
+        next=next_action(changes, triage, hits),
+        stale=any(c.change_type is ChangeType.INCOMPLETE for c in changes),
+    )

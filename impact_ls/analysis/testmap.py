@@ -1,10 +1,23 @@
 """Test impact (spec §3.5): which pytest tests each changed file can break, with a confidence.
 
 Contract:
-    input    the changes, the walk's members, the current ``CodeGraph``, ``min_conf`` (spec:
-             0.45), ``max_pairs`` (spec: 256) and ``max_hops`` (``config.MAX_TEST_HOPS``).
-    output   ``TestHit(file=<changed file>, test=<pytest node id>, conf)`` sorted by file, then
-             conf descending, then test id; ``format_test_map`` renders ``test_map.txt``.
+    input    the changes, the walk's members, the current ``CodeGraph``, pytest's
+             ``Collection`` of it (``graph/collection.py``), ``min_conf`` (spec: 0.45),
+             ``max_pairs`` (spec: 256) and ``max_hops`` (``config.MAX_TEST_HOPS``). Without a
+             collection, each test node stands for its defining id alone (the path search
+             by itself, as unit tests build it).
+    output   ``TestHit(file=<changed file>, test=<pytest node id>, conf, entity=<definition>)``
+             sorted by file, then conf descending, then test id; ``format_test_map`` renders
+             ``test_map.txt``.
+    gate     a method-body change that cannot escape its function (classify's escape gate: only
+             locals changed or renamed, only the docstring) selects no test.
+    ids      every node id pytest collects for a reached test definition: an inherited test
+             once per collecting subclass (``tests/test_b.py::TestB::test_x`` runs
+             ``TestA.test_x``), a test class imported into another test module once more
+             there, unittest ``TestCase`` methods, tests named by the project's
+             ``python_functions``/``python_classes``; a definition pytest does not collect
+             (``__test__ = False``, outside ``testpaths``) yields nothing. A parametrized test
+             is its function-level id, which pytest runs with every parametrization.
     paths    a test is affected by a changed file iff a path of at most ``max_hops`` edges leads
              from one of its changes' entities (the walk seeds; for a constructor also its class)
              or from one of those changes' members to the test. A path runs against the
@@ -13,8 +26,10 @@ Contract:
              ``f`` continues at the alias ``pkg.f``), and along ``contains`` edges from a
              container to what it contains (a test module that imports the entity reaches its
              tests).
-    weights  tests 1.0 (fixture counts as tests), call 0.56 (instantiate is a call), inherit 0.56,
-             contains 0.5, import 0.45 (reexport is an import).
+    weights  tests 1.0 (fixture counts as tests, and so does a call or instantiation made by a
+             collected test definition, such as a unittest method the extractor did not mark
+             as a test), call 0.56 (instantiate is a call), inherit 0.56, contains 0.5,
+             import 0.45 (reexport is an import).
     conf     the widest path: max over paths of the *smallest* edge weight on the path. A direct
              ``tests`` edge scores 1.0; a test that calls a helper that calls the entity scores
              min(1.0, 0.56) = 0.56; a test module that only imports it, min(0.45, 0.5) = 0.45.
@@ -34,6 +49,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from impact_ls import config
 from impact_ls.analysis.relations import walk_seeds
 from impact_ls.graph.codegraph import CodeGraph
+from impact_ls.graph.collection import Collection
 from impact_ls.model import (
     Change,
     ChangeType,
@@ -56,6 +72,7 @@ _BACKWARD: dict[EdgeKind, float] = {
     EdgeKind.REEXPORT: config.TEST_WEIGHT_IMPORT,
 }
 _FORWARD: dict[EdgeKind, float] = {EdgeKind.CONTAINS: config.TEST_WEIGHT_CONTAINS}
+_CALLS = frozenset({EdgeKind.CALL, EdgeKind.INSTANTIATE})
 _CONSTRUCTORS = frozenset({"__init__", "__new__"})
 _DECIMALS = 4
 
@@ -68,6 +85,7 @@ def map_tests(
     min_conf: float,
     max_pairs: int,
     max_hops: int = config.MAX_TEST_HOPS,
+    collection: Collection | None = None,
 ) -> tuple[TestHit, ...]:
     """The tests each changed file reaches, with the widest-path confidence of §3.5."""
     by_seed: dict[QualName, set[QualName]] = defaultdict(set)
@@ -75,25 +93,25 @@ def map_tests(
         by_seed[member.seed].add(member.entity)
     starts_by_file: dict[str, set[QualName]] = defaultdict(set)
     for change in changes:
+        if change.change_type is ChangeType.METHOD_BODY and not change.escapes:
+            continue  # nothing outside the function can observe it: no test to re-run
         starts = starts_by_file[change.file]
         starts.update(walk_seeds(change, graph))
         starts.update(by_seed.get(change.entity, ()))
         parent, _, name = change.entity.rpartition(".")
         if change.change_type is ChangeType.CONSTRUCTOR and name in _CONSTRUCTORS and parent:
             starts.add(QualName(parent))
-    tests = {node.id: node.test_id for node in graph.tests() if node.test_id is not None}
+    tests = (collection or Collection.of_graph(graph)).definitions()
     hits: list[TestHit] = []
     for file in sorted(starts_by_file):
         best = _widest(
             starts_by_file[file], graph, tests=tests, min_conf=min_conf, max_hops=max_hops
         )
-        per_test: dict[TestId, float] = {}
-        for qid in best.keys() & tests.keys():
-            test_id = tests[qid]
-            per_test[test_id] = max(per_test.get(test_id, 0.0), best[qid])
+        # one id runs one definition, so each id's confidence is its definition's
         hits.extend(
-            TestHit(file=file, test=test, conf=round(conf, _DECIMALS))
-            for test, conf in per_test.items()
+            TestHit(file=file, test=test_id, conf=round(best[qid], _DECIMALS), entity=qid)
+            for qid in best.keys() & tests.keys()
+            for test_id in tests[qid]
         )
     kept = sorted(hits, key=lambda h: (-h.conf, h.file, h.test))[:max_pairs]
     if len(kept) < len(hits):
@@ -110,7 +128,7 @@ def _widest(
     starts: set[QualName],
     graph: CodeGraph,
     *,
-    tests: Mapping[QualName, TestId],
+    tests: Mapping[QualName, tuple[TestId, ...]],
     min_conf: float,
     max_hops: int,
 ) -> dict[QualName, float]:
@@ -127,7 +145,7 @@ def _widest(
         # Each node keeps the maximum over all paths, so visiting order cannot change the
         # result: unsorted edges and frontier (sorting them dominated the cost on django).
         for qid, conf in frontier.items():
-            for nxt, weight in _neighbours(qid, graph):
+            for nxt, weight in _neighbours(qid, graph, tests):
                 value = conf if conf < weight else weight
                 # min() never grows along a path, so a value under the floor is a dead end.
                 if value < min_conf or (last and nxt not in tests):
@@ -143,11 +161,16 @@ def _widest(
     return best
 
 
-def _neighbours(qid: QualName, graph: CodeGraph) -> Iterator[tuple[QualName, float]]:
+def _neighbours(
+    qid: QualName, graph: CodeGraph, tests: Mapping[QualName, object]
+) -> Iterator[tuple[QualName, float]]:
     for edge in graph.dependents_unordered(qid):
         weight = _BACKWARD.get(edge.kind)
         if weight is None:
             continue
+        if edge.kind in _CALLS and edge.source in tests:
+            # a collected test calling the entity is a ``tests`` edge, whatever its node kind
+            weight = config.TEST_WEIGHT_TESTS
         if edge.kind is EdgeKind.REEXPORT and edge.member:
             yield QualName(f"{edge.source}.{edge.member}"), weight
         else:

@@ -1,11 +1,9 @@
 """Triage (spec §3.7): every site of every ranked member into MUST-INSPECT, MAY-IMPACT or LOW-RISK.
 
 Contract:
-    input    ``Ranked`` members (hard-gated), the changes, the ``CodeGraph``, the hidden channels,
-             ``Settings`` (``must_min``, ``may_min``, ``cochange_min``, ``test_min``, ``lex_min``)
-             and ``breaks_of`` — ``binding.find_breaks(change, *, args, relation,
-             name_matched)`` unless a test passes another; for an import change it also gets
-             ``imported=`` the target of the site's import edge (looked up in the graph).
+    input    ``Ranked`` members (hard-gated), the changes, binding's ``Breaks``, the hidden
+             channels and ``Settings`` (``must_min``, ``may_min``, ``cochange_min``,
+             ``test_min``, ``lex_min``).
     output   ``Triage``: one ``TriageEntry`` per evidence site (two broken calls in one function
              are two entries, each at its exact range), each bucket sorted by (production
              code before tests, -conf, file, line, entity). A site reached from several
@@ -21,32 +19,25 @@ Contract:
     conf     max(lex · 0.5^(distance - 1), co-change, test confidence), then floored to the
              bucket: MUST ≥ ``must_min``, MAY ≥ ``may_min`` (a hidden channel is exactly
              ``may_min``); a LOW-RISK conf is below ``may_min`` by construction. 4 decimals.
-    reason   ``dag.cause_label`` of the site's change and relation; a hidden channel appends
+    reason   ``causes.cause_label`` of the site's change and relation; a hidden channel appends
              ``(unanalyzable: <reason>)``.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
-from typing import Protocol
+from collections.abc import Sequence
 
-from impact_ls.analysis.binding import find_breaks
-from impact_ls.analysis.dag import cause_label
+from impact_ls.analysis.binding import Breaks
+from impact_ls.analysis.causes import cause_label
 from impact_ls.analysis.rank import Ranked
 from impact_ls.analysis.relations import select_relations
 from impact_ls.config import Settings
-from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.model import (
-    ArgShape,
-    Break,
     Bucket,
     Change,
-    ChangeType,
-    EdgeKind,
     QualName,
     Relation,
-    Site,
     Triage,
     TriageEntry,
     Unanalyzable,
@@ -55,29 +46,14 @@ from impact_ls.model import (
 logger = logging.getLogger(__name__)
 
 _DECIMALS = 4
-_IMPORT_KINDS = (EdgeKind.IMPORT, EdgeKind.REEXPORT, EdgeKind.TYPE_REF)
 _ORDER = {Bucket.MUST_INSPECT: 0, Bucket.MAY_IMPACT: 1, Bucket.LOW_RISK: 2}
-
-
-class BreaksOf(Protocol):
-    """The binding check: why a site no longer works after ``change`` (empty: it still works)."""
-
-    def __call__(
-        self,
-        change: Change,
-        *,
-        args: ArgShape | None,
-        relation: Relation,
-        name_matched: bool = False,
-    ) -> tuple[Break, ...]: ...
 
 
 def triage_members(
     ranked: Sequence[Ranked],
     changes: Sequence[Change],
-    graph: CodeGraph,
     *,
-    breaks_of: BreaksOf | Callable[..., tuple[Break, ...]] | None = None,
+    breaks: Breaks,
     hidden: Sequence[Unanalyzable],
     settings: Settings,
 ) -> Triage:
@@ -86,7 +62,6 @@ def triage_members(
     for each in changes:
         change_of.setdefault(each.entity, each)
     entries: list[TriageEntry] = []
-    check = breaks_of or find_breaks
     for item in ranked:
         member = item.member
         change = change_of.get(member.seed)
@@ -103,22 +78,8 @@ def triage_members(
         for site in member.sites:
             relation = site.relation or member.relations[0]
             provable = (site.args is None or site.args.provable) and not site.name_matched
-            breaks: tuple[Break, ...] = ()
-            if member.distance == 1:
-                extra: dict[str, str | None] = {}
-                if change.change_type is ChangeType.IMPORT:
-                    # binding needs the name this site imports to tell which removal hits it.
-                    extra["imported"] = _imported_at(graph, member.entity, site)
-                breaks = tuple(
-                    check(
-                        change,
-                        args=site.args,
-                        relation=relation,
-                        name_matched=site.name_matched,
-                        **extra,
-                    )
-                )
-            if member.distance == 1 and breaks and provable:
+            site_breaks = breaks.at(member, site)
+            if member.distance == 1 and site_breaks and provable:
                 bucket, conf = Bucket.MUST_INSPECT, max(base, settings.must_min)
             elif not provable or soft:
                 bucket, conf = Bucket.MAY_IMPACT, max(base, settings.may_min)
@@ -138,7 +99,7 @@ def triage_members(
                     change_type=change.change_type,
                     bucket=bucket,
                     name_matched=site.name_matched,
-                    breaks=breaks,
+                    breaks=site_breaks,
                     via=member.via,
                 )
             )
@@ -244,11 +205,3 @@ def _is_test_file(file: str) -> bool:
         or name.endswith("_test.py")
         or name == "conftest.py"
     )
-
-
-def _imported_at(graph: CodeGraph, entity: QualName, site: Site) -> str | None:
-    """The qualname the import edge evidenced at ``site`` points at, if the graph has it."""
-    for edge in graph.dependencies(entity, kinds=_IMPORT_KINDS):
-        if edge.file == site.file and edge.span == site.span:
-            return edge.target
-    return None

@@ -41,6 +41,7 @@ class WalkResult:
     members: tuple[Member, ...] = ()
     truncated: bool = False
     omitted: int = 0
+    omitted_direct: int = 0  # of ``omitted``, those at distance 1
 
 
 @dataclass(slots=True)
@@ -91,7 +92,12 @@ def walk_dependents(
         len(members),
         omitted,
     )
-    return WalkResult(members=tuple(members[:max_nodes]), truncated=omitted > 0, omitted=omitted)
+    return WalkResult(
+        members=tuple(members[:max_nodes]),
+        truncated=omitted > 0,
+        omitted=omitted,
+        omitted_direct=sum(1 for m in members[max_nodes:] if m.distance == 1),
+    )
 
 
 def _member(entity: QualName, reach: _Reach, distance: int, change: Change) -> Member:

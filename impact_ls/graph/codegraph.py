@@ -10,14 +10,16 @@ Edges may target qualnames that are not nodes (a field ``pkg.mod.Class.attr``, o
 that the current text no longer has): that is how a deleted function still finds its callers.
 
 Name-matched edges (an attribute call whose receiver type is unknown, linked to every same-named
-method) carry ``name_matched=True``; an optional ``confirmer`` (jedi, time-budgeted, cached) may
-reject them when a query asks for ``confirmed=True``.
+method) carry ``name_matched=True``; an optional ``confirmer`` (jedi, time-budgeted, cached) judges
+them when a query asks for ``confirmed=True``: a refuted edge is dropped, a confirmed one comes
+back without the mark, an undecided one stays as it is.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 
 from impact_ls.model import DynamicKind, DynamicRef, Edge, EdgeKind, Node, NodeKind, QualName
 
@@ -42,9 +44,8 @@ class CodeGraph:
         # instead cost milliseconds per analysis on django).
         self._tests: dict[QualName, Node] = {}
         self._getattr_by_file: dict[str, list[DynamicRef]] = {}
+        self._version = 0
         self.confirmer = confirmer
-
-    # ------------------------------------------------------------------ building
 
     @classmethod
     def of(
@@ -79,6 +80,7 @@ class CodeGraph:
     ) -> None:
         """Swap everything that ``file`` defines or evidences for the given values."""
         self.remove_file(file)
+        self._version += 1
         for node in nodes:
             self._nodes[node.id] = node
             self._by_file[file][node.id] = node
@@ -101,6 +103,7 @@ class CodeGraph:
     def replace_edges(self, file: str, edges: Iterable[Edge]) -> None:
         """Swap only the edges evidenced in ``file`` (re-resolution after another file changed)."""
         self._drop_edges(file)
+        self._version += 1
         for edge in edges:
             self._edges_by_file[file].append(edge)
             self._incoming[edge.target].append(edge)
@@ -108,6 +111,7 @@ class CodeGraph:
 
     def remove_file(self, file: str) -> None:
         """Forget everything defined or evidenced in ``file``."""
+        self._version += 1
         for qid in self._by_file.pop(file, {}):
             node = self._nodes.pop(qid, None)
             if node is not None:
@@ -135,7 +139,10 @@ class CodeGraph:
                 if not bucket:
                     del index[key]
 
-    # ------------------------------------------------------------------ lookup
+    @property
+    def version(self) -> int:
+        """A counter bumped by every change, so derived values can be cached per version."""
+        return self._version
 
     def node(self, qid: str) -> Node | None:
         """The node with this qualname, if the current text defines it."""
@@ -182,8 +189,6 @@ class CodeGraph:
         """Every node whose last dotted component is ``name``, sorted by id."""
         return sorted((self._nodes[q] for q in self._by_name.get(name, ())), key=lambda n: n.id)
 
-    # ------------------------------------------------------------------ direction
-
     def dependents(
         self, target: str, *, kinds: Iterable[EdgeKind] | None = None, confirmed: bool = False
     ) -> list[Edge]:
@@ -221,10 +226,17 @@ class CodeGraph:
         wanted = frozenset(kinds) if kinds is not None else None
         out = [e for e in edges if wanted is None or e.kind in wanted]
         if confirmed and self.confirmer is not None:
-            out = [e for e in out if not e.name_matched or self.confirmer(e) is not False]
+            out = [e for e in map(self._confirmed, out) if e is not None]
         return sorted(out, key=_edge_key)
 
-    # ------------------------------------------------------------------ typed queries
+    def _confirmed(self, edge: Edge) -> Edge | None:
+        """``edge`` as the confirmer judges it: dropped if refuted, unmarked if confirmed."""
+        if not edge.name_matched or self.confirmer is None:
+            return edge
+        verdict = self.confirmer(edge)
+        if verdict is None:
+            return edge
+        return replace(edge, name_matched=False) if verdict else None
 
     def callers_of(self, qid: str, *, confirmed: bool = False) -> list[Edge]:
         """Call edges into a function or method."""

@@ -1,26 +1,40 @@
-"""Confirm or reject name-matched call edges with jedi, lazily, under a time budget, cached.
+"""Confirm or reject name-matched call edges with jedi, under a time budget, cached.
 
 A call like ``handler.open()`` whose receiver type static resolution cannot see is linked to
 every method named ``open`` (``Edge.name_matched``). ``JediConfirmer`` asks jedi what the
 attribute at that call site really is (``Script.goto``, then ``infer``): the target itself →
 ``True``; something else (another class's method, a stdlib method) → ``False``; nothing found,
-no text, or over budget → ``None`` (undecided: the edge stays, as a MAY).
+no text, or over budget → ``None`` (undecided: the edge stays, marked, as a MAY).
 
-It plugs into ``CodeGraph(confirmer=...)``; queries with ``confirmed=True`` call it. Answers are
-cached in an LRU (``config.JEDI_CACHE_SIZE``) keyed by the edge and the sha1 of the file's text,
-so an edit anywhere in the file invalidates them. jedi runs on one worker thread; while a call
-that blew its budget is still running, further calls answer ``None`` at once instead of queueing.
+It plugs into ``CodeGraph(confirmer=...)``: queries with ``confirmed=True`` drop refuted edges and
+unmark confirmed ones. Verdicts are cached in an LRU of ``config.JEDI_CACHE_SIZE`` files, keyed by
+the edge and a digest of the file's text (``digest_of``, else the sha1 of ``text_of``), so an edit
+anywhere in the file invalidates them; a cached answer reads no text.
+
+Time: jedi costs 0.1 to 0.4 s per call site on django and click (median; some take seconds), so an
+analysis cannot wait for it on every candidate. ``budget(seconds)`` opens one analysis's
+allowance: inside it a cache miss runs jedi synchronously while the allowance lasts; past it (or
+with a zero allowance, as the language server uses) the edge is answered ``None`` and queued.
+``confirm_pending(on_done)`` works through the queue on a background thread and calls
+``on_done`` with the number of verdicts it reached, so the editor can re-run the analysis.
+
+jedi runs on one daemon thread for the whole process (``_JediThread``); a call that blew its
+budget keeps that thread, and further calls answer ``None`` at once instead of queueing behind it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
+import queue
 import re
 import threading
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +46,41 @@ from impact_ls.model import Edge, Node
 logger = logging.getLogger(__name__)
 
 TextLookup = Callable[[str], str | None]
+DigestLookup = Callable[[str], str | None]
 NodeLookup = Callable[[str], Node | None]
+
+
+@dataclass(slots=True)
+class JediTally:
+    """What one budgeted analysis asked of jedi: verdicts by kind, and the candidates left open."""
+
+    confirmed: int = 0
+    refuted: int = 0
+    undecided: int = 0
+    deferred: int = 0  # over the allowance: queued for ``confirm_pending``
+    seen: set[Edge] = field(default_factory=set)
+
+    def first_time(self, edge: Edge) -> bool:
+        """Whether ``edge`` is counted now (a walk may ask about one edge more than once)."""
+        if edge in self.seen:
+            return False
+        self.seen.add(edge)
+        return True
+
+    @property
+    def asked(self) -> int:
+        """Name-matched candidates looked up, cached answers included."""
+        return self.confirmed + self.refuted + self.undecided + self.deferred
+
+    def note(self) -> str:
+        """One line for the report's audit."""
+        text = (
+            f"jedi checked {self.asked} name-matched call candidates: {self.confirmed} confirmed, "
+            f"{self.refuted} refuted, {self.undecided} undecided"
+        )
+        if self.deferred:
+            text += f", {self.deferred} left for later (time budget)"
+        return text
 
 
 class JediConfirmer:
@@ -43,60 +91,188 @@ class JediConfirmer:
         root: Path,
         text_of: TextLookup,
         *,
+        digest_of: DigestLookup | None = None,
         node_of: NodeLookup | None = None,
         budget_s: float = JEDI_BUDGET_S,
         cache_size: int = JEDI_CACHE_SIZE,
     ) -> None:
         self._root = Path(root).resolve()
         self._text_of = text_of
+        self._digest_of = digest_of
         self._node_of = node_of
-        self._budget_s = budget_s
-        self._cache: cachetools.LRUCache[tuple[Edge, str], bool | None] = cachetools.LRUCache(
-            maxsize=max(cache_size, 1)
-        )
-        self._lock = threading.Lock()
-        self._executor: ThreadPoolExecutor | None = None
+        self._call_budget_s = budget_s
+        self._cache = _Verdicts(cache_size)
+        # While a budget is open: each file's verdicts at its digest, looked up once.
+        self._window: dict[str, dict[Edge, bool | None] | None] | None = None
+        self._lock = threading.RLock()
+        self._closed = False
         self._busy: Future[bool | None] | None = None
         self._project: Any = None
+        self._deadline: float | None = None
+        self._tally: JediTally | None = None
+        self._pending: dict[Edge, None] = {}
 
     def __call__(self, edge: Edge) -> bool | None:
         """``True`` if jedi resolves the call site to ``edge.target``, ``False`` if to something
         else, ``None`` when it cannot tell within the budget."""
         if not edge.name_matched:
             return None
-        text = self._text_of(edge.file)
+        if self._window is None:
+            return self._look_up(edge)
+        # The hot path: a walk asks thousands of edges; each file's verdicts are found once.
+        verdicts = self._window.get(edge.file, _UNSEEN)
+        if verdicts is _UNSEEN:
+            verdicts = self._window[edge.file] = self._verdicts_of(edge.file)
+        if verdicts is None:
+            return None
+        verdict = verdicts.get(edge, _UNSEEN)
+        if verdict is not _UNSEEN:
+            return self._count(edge, verdict)
+        if self._allowance() <= 0 or self._running_over_budget():
+            return self._defer(edge)
+        return self._look_up(edge)
+
+    def _look_up(self, edge: Edge) -> bool | None:
+        digest, text = self._digest_and_text(edge.file)
+        if digest is None:
+            return None
+        key = (edge, digest)
+        with self._lock:
+            known, verdict = self._cache.get(key)
+            if known:
+                return self._count(edge, verdict)
+            allowance = self._allowance()
+            if allowance <= 0 or self._running_over_budget():
+                return self._defer(edge)
+        text = text if text is not None else self._text_of(edge.file)
         if text is None:
             return None
-        key = (edge, hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest())
         with self._lock:
-            if key in self._cache:
-                return self._cache[key]
-            if self._busy is not None and not self._busy.done():
-                return None  # a previous call is still over budget: do not queue behind it
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jedi")
-            future = self._executor.submit(self._decide, edge, text)
-            self._busy = future
-        try:
-            verdict = future.result(timeout=self._budget_s)
-        except FutureTimeout:
-            logger.debug("jedi over budget (%.1fs) for %s", self._budget_s, edge.target)
+            future = self._submit(edge, text, key)
+        # A call that outlives the wait still lands in the cache when jedi finishes.
+        return self._count(edge, self._wait(future, edge, min(allowance, self._call_budget_s)))
+
+    def _defer(self, edge: Edge) -> bool | None:
+        """Queue ``edge`` for ``confirm_pending``; undecided for now."""
+        with self._lock:
+            self._pending[edge] = None
+            if self._tally is not None and self._tally.first_time(edge):
+                self._tally.deferred += 1
+        return None
+
+    def _verdicts_of(self, file: str) -> dict[Edge, bool | None] | None:
+        """The live verdicts of ``file`` at its current text (None: the file has no text)."""
+        digest, _ = self._digest_and_text(file)
+        if digest is None:
             return None
-        except Exception as exc:  # jedi's internal errors must not reach the analysis
-            logger.debug("jedi failed on %s:%d: %s", edge.file, edge.span.line, exc)
-            verdict = None
         with self._lock:
-            self._cache[key] = verdict
-        return verdict
+            return self._cache.of(file, digest)
+
+    def _digest_and_text(self, file: str) -> tuple[str | None, str | None]:
+        """A digest of ``file``'s text (None: no text), and the text if reading it was needed."""
+        if self._digest_of is not None:
+            return self._digest_of(file), None
+        text = self._text_of(file)
+        return (None if text is None else _digest(text)), text
+
+    @contextlib.contextmanager
+    def budget(self, seconds: float) -> Iterator[JediTally]:
+        """Allow cache misses ``seconds`` of jedi in total while the block runs (one analysis)."""
+        tally = JediTally()
+        with self._lock:
+            self._deadline = time.monotonic() + max(seconds, 0.0)
+            self._tally = tally
+            # One analysis reads a fixed graph: each file's digest is looked up once.
+            self._window = {}
+        try:
+            yield tally
+        finally:
+            with self._lock:
+                self._deadline = None
+                self._tally = None
+                self._window = None
+
+    def confirm_pending(self, on_done: Callable[[int], object] | None = None) -> bool:
+        """Decide the queued candidates on the jedi thread, then call ``on_done(verdicts)``.
+
+        Returns False (and does nothing) when nothing is queued.
+        """
+        with self._lock:
+            edges = list(self._pending)
+            self._pending.clear()
+        if not edges:
+            return False
+        threading.Thread(
+            target=self._confirm_all, args=(edges, on_done), name="jedi-pending", daemon=True
+        ).start()
+        return True
 
     def close(self) -> None:
-        """Stop the worker thread (pending jedi work is abandoned)."""
+        """Drop the queued candidates and stop deciding them in the background."""
         with self._lock:
-            executor, self._executor = self._executor, None
-        if executor is not None:
-            executor.shutdown(wait=False, cancel_futures=True)
+            self._pending.clear()
+            self._closed = True
 
-    # ------------------------------------------------------------------ jedi
+    def _allowance(self) -> float:
+        if self._deadline is None:
+            return self._call_budget_s
+        return self._deadline - time.monotonic()
+
+    def _running_over_budget(self) -> bool:
+        return self._busy is not None and not self._busy.done()
+
+    def _count(self, edge: Edge, verdict: bool | None) -> bool | None:
+        if self._tally is not None and self._tally.first_time(edge):
+            if verdict is True:
+                self._tally.confirmed += 1
+            elif verdict is False:
+                self._tally.refuted += 1
+            else:
+                self._tally.undecided += 1
+        return verdict
+
+    def _submit(self, edge: Edge, text: str, key: tuple[Edge, str]) -> Future[bool | None]:
+        def remember(done: Future[bool | None]) -> None:
+            with self._lock:
+                self._cache.put(key, done.result())
+
+        def decide() -> bool | None:
+            try:
+                return self._decide(edge, text)
+            except Exception as exc:  # jedi's internal errors must not reach the analysis
+                logger.debug("jedi failed on %s:%d: %s", edge.file, edge.span.line, exc)
+                return None
+
+        self._busy = _JEDI_THREAD.submit(decide, remember)
+        return self._busy
+
+    def _wait(self, future: Future[bool | None], edge: Edge, seconds: float) -> bool | None:
+        try:
+            return future.result(timeout=max(seconds, 0.0))
+        except FutureTimeout:
+            logger.debug("jedi over budget (%.2fs) for %s", seconds, edge.target)
+            return None
+
+    def _confirm_all(self, edges: list[Edge], on_done: Callable[[int], object] | None) -> None:
+        decided = 0
+        for edge in edges:
+            if self._closed:
+                return
+            digest, text = self._digest_and_text(edge.file)
+            if digest is not None and text is None:
+                text = self._text_of(edge.file)
+            if digest is None or text is None:
+                continue
+            key = (edge, digest)
+            with self._lock:
+                if self._cache.get(key)[0]:
+                    continue
+                future = self._submit(edge, text, key)
+            # No deadline here: the background thread can wait for jedi as long as it takes.
+            decided += future.result() is not None
+        logger.debug("jedi decided %d of %d pending candidates", decided, len(edges))
+        if on_done is not None:
+            on_done(decided)
 
     def _decide(self, edge: Edge, text: str) -> bool | None:
         import jedi  # type: ignore[import-untyped]  # slow to import; only when first needed
@@ -122,6 +298,81 @@ class JediConfirmer:
                 if same_file and name.line == target.span.line:
                     return True
         return False
+
+
+class _JediThread:
+    """The process's one jedi thread.
+
+    jedi keeps process-wide caches and is not thread-safe, so every confirmer (one per workspace
+    folder) queues its calls here; a daemon never holds up the exit of the CLI.
+    """
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], bool | None], Future[bool | None]]] = (
+            queue.SimpleQueue()
+        )
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def submit(
+        self, job: Callable[[], bool | None], on_done: Callable[[Future[bool | None]], object]
+    ) -> Future[bool | None]:
+        """Queue ``job``; ``on_done`` runs with its future once it has an answer."""
+        future: Future[bool | None] = Future()
+        future.add_done_callback(on_done)
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, name="jedi", daemon=True)
+                self._thread.start()
+        self._jobs.put((job, future))
+        return future
+
+    def _serve(self) -> None:
+        while True:
+            job, future = self._jobs.get()
+            future.set_result(job())
+
+
+_JEDI_THREAD = _JediThread()
+
+
+class _Verdicts:
+    """The verdict cache: an LRU of files, each holding the verdicts for one digest of its text.
+
+    Keyed by file first so a lookup hashes the edge once and a new text drops the file's old
+    verdicts at once.
+    """
+
+    def __init__(self, max_files: int) -> None:
+        self._files: cachetools.LRUCache[str, tuple[str, dict[Edge, bool | None]]] = (
+            cachetools.LRUCache(maxsize=max(max_files, 1))
+        )
+
+    def of(self, file: str, digest: str) -> dict[Edge, bool | None]:
+        """The verdicts of ``file`` at ``digest``; older ones of the file are dropped."""
+        entry = self._files.get(file)
+        if entry is None or entry[0] != digest:
+            entry = self._files[file] = (digest, {})
+        return entry[1]
+
+    def get(self, key: tuple[Edge, str]) -> tuple[bool, bool | None]:
+        """(known, verdict) of one edge at one digest."""
+        edge, digest = key
+        entry = self._files.get(edge.file)
+        if entry is None or entry[0] != digest or edge not in entry[1]:
+            return False, None
+        return True, entry[1][edge]
+
+    def put(self, key: tuple[Edge, str], verdict: bool | None) -> None:
+        """Remember ``verdict`` for one edge at one digest."""
+        self.of(key[0].file, key[1])[key[0]] = verdict
+
+
+_UNSEEN: Any = object()
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _member_position(text: str, edge: Edge) -> tuple[int, int] | None:

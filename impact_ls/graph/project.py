@@ -147,12 +147,14 @@ class ProjectIndex:
         index.build(progress=progress, jobs=jobs)
         return index
 
-    # ------------------------------------------------------------------ state
-
     @property
     def graph(self) -> CodeGraph:
         """The current graph (empty until the first build finishes)."""
         return self._builder.graph
+
+    def content_hash(self, path: str) -> str | None:
+        """The sha256 of ``path``'s bytes on disk when it was last read, or None."""
+        return self._shas.get(path)
 
     @property
     def stats(self) -> IndexStats:
@@ -211,8 +213,6 @@ class ProjectIndex:
         """The dotted module name of a file of this project."""
         rel = self.relpath(file) or Path(file).as_posix()
         return module_for(rel, self._roots)[0]
-
-    # ------------------------------------------------------------------ building
 
     def build(self, *, progress: Progress | None = None, jobs: int = 0) -> IndexStats:
         """(Re)build the graph from disk through the cache; return what it cost.
@@ -377,8 +377,6 @@ class ProjectIndex:
         sink.finish()
         self._worker_cpu_s += sum(worker_cpu.values())
         return sink.facts, sink.bad, workers
-
-    # ------------------------------------------------------------------ patching
 
     def update(self, path: str | Path, text: str) -> None:
         """Re-extract one file from ``text`` (an editor buffer); re-resolve what depends on it."""

@@ -158,8 +158,6 @@ class CoChangeIndex:
         """How many commits the index learned from."""
         return self._count
 
-    # ------------------------------------------------------------------ construction
-
     @classmethod
     def empty(cls, note: str) -> CoChangeIndex:
         """An index without history that answers every query with no partners, saying why."""
@@ -330,8 +328,6 @@ class CoChangeIndex:
             depth=depth,
         )
 
-    # ------------------------------------------------------------------ query
-
     def partners(
         self,
         files: Sequence[str],
@@ -396,8 +392,6 @@ class CoChangeIndex:
         corpus = Bm25Corpus.from_documents(c.tokens for c in commits if c.time < before)
         self._corpus = (before, corpus)
         return corpus
-
-    # ------------------------------------------------------------------ cache
 
     def _save(self, *, base: str | None, new: Sequence[_Commit]) -> None:
         """Write this HEAD's cache file: a delta on ``base`` if given and the chain is short."""

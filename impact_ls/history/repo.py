@@ -98,8 +98,6 @@ class GitRepo:
             return None
         return cls(repo, Path(repo.workdir).resolve())
 
-    # ------------------------------------------------------------------ revisions
-
     def head_sha(self) -> str | None:
         """The commit sha HEAD points at, or ``None`` for a repository without commits."""
         if self._repo.head_is_unborn:
@@ -135,8 +133,6 @@ class GitRepo:
             return bool(self._repo.path_is_ignored(path))
         except pygit2.GitError:
             return False
-
-    # ------------------------------------------------------------------ contents
 
     def file_at(self, rev: str, path: str) -> str | None:
         """The UTF-8 text of the root-relative ``path`` at ``rev``; ``None`` if absent or binary."""
@@ -186,8 +182,6 @@ class GitRepo:
                 paths.add(side.path)
         return sorted(paths)
 
-    # ------------------------------------------------------------------ history
-
     def first_parent_history(self, *, stop_at: str | None = None) -> Iterator[CommitFacts]:
         """Commits from HEAD back along first parents, newest first, ending before ``stop_at``.
 
@@ -228,8 +222,6 @@ class GitRepo:
             )
             # The parent object is the next commit: looking it up again cost a second read.
             commit = parent if isinstance(parent, pygit2.Commit) else None
-
-    # ------------------------------------------------------------------ private
 
     def _commit(self, rev: str) -> pygit2.Commit:
         if self._repo.head_is_unborn:

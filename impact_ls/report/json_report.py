@@ -2,7 +2,8 @@
 
 ``report_to_dict`` maps a ``Report`` onto the schema; ``report_to_json`` serializes it with sorted
 keys, two-space indent, raw UTF-8 and a trailing newline, so identical reports give identical
-bytes. ``report_from_dict`` reads the schema back (the VS Code view and tests use it).
+bytes. ``report_from_dict`` reads the schema back: the CI action reads what ``impact-ls analyze
+--format json`` wrote, and the graph page renders the blast-radius command's result.
 
 Shape notes: ``obligations`` is derived (batches as ``{batch_id, members}``, the validation set as
 the sorted unique test ids); ``next_edits`` is ``{"next_edits": [...]}`` when the model answered
@@ -147,9 +148,6 @@ def report_to_dict(report: Report) -> dict[str, Any]:
 def report_to_json(report: Report) -> str:
     """``report`` as deterministic JSON text: sorted keys, indent 2, UTF-8, trailing newline."""
     return json.dumps(report_to_dict(report), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
-
-
-# --------------------------------------------------------------------------- reading back
 
 
 def _entry_from(d: dict[str, Any], bucket: Bucket) -> TriageEntry:

@@ -1,22 +1,30 @@
 """The report as SARIF 2.1.0, for code-scanning UIs (GitHub, GitLab, VS Code's SARIF viewer).
 
 Three rules: ``must-inspect`` (level ``warning``), ``may-impact`` and ``unanalyzable`` (``note``).
-Each MUST/MAY site becomes one result at its call or reference range, message = the cause label,
+Each MUST/MAY site becomes one result at its call or reference range; its message leads with what
+broke there (``missing required argument 'mfa_code' — <cause label>``, ``wording.site_message``),
 with the edited definition as a related location. MAY sites flagged unanalyzable go under the
 ``unanalyzable`` rule, as do the report's unanalyzable sites not already listed. Report columns are
 0-based with an exclusive end; SARIF columns are 1-based, so both ends shift by one. An end that
 does not lie after the start is left out (the region then covers the start line).
+
+Artifact URIs are root-relative URI references, percent-encoded (``acme/m%C3%B3dulo.py``), with
+``uriBaseId`` ``%SRCROOT%``; given the root's ``file:`` URI, the run's ``originalUriBaseIds``
+says where that is. The output validates against the SARIF 2.1.0 JSON schema (tested).
 """
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from impact_ls import __version__
 from impact_ls.model import Change, QualName, Report, TriageEntry
+from impact_ls.report.wording import change_summary, short_entity, site_message
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
+SRCROOT = "%SRCROOT%"
 
 _RULES: tuple[dict[str, Any], ...] = (
     {
@@ -63,8 +71,14 @@ def _region(range_: tuple[tuple[int, int], tuple[int, int]], line: int) -> dict[
     return region
 
 
+def artifact_uri(file: str) -> str:
+    """A root-relative path as a URI reference: UTF-8 percent-encoded, ``/`` kept."""
+    return quote(file, safe="/")
+
+
 def _location(file: str, region: dict[str, int]) -> dict[str, Any]:
-    return {"physicalLocation": {"artifactLocation": {"uri": file}, "region": region}}
+    artifact = {"uri": artifact_uri(file), "uriBaseId": SRCROOT}
+    return {"physicalLocation": {"artifactLocation": artifact, "region": region}}
 
 
 def _result(
@@ -88,7 +102,11 @@ def _result(
         region = {"startLine": max(1, seed.line_range[0]), "endLine": max(1, seed.line_range[1])}
         related = _location(seed.file, region)
         result["relatedLocations"] = [
-            {"id": 0, **related, "message": {"text": f"{seed.change_type} of {seed.entity}"}}
+            {
+                "id": 0,
+                **related,
+                "message": {"text": f"edited: {short_entity(seed.entity)}, {change_summary(seed)}"},
+            }
         ]
     return result
 
@@ -98,15 +116,19 @@ def _entry_result(
 ) -> dict[str, Any]:
     return _result(
         rule_id,
-        entry.reason,
+        site_message(entry),
         _location(entry.file, _region(entry.range, entry.line)),
         entity=entry.entity,
         seed=seeds.get(entry.seed),
     )
 
 
-def report_to_sarif(report: Report) -> dict[str, Any]:
-    """``report`` as a SARIF 2.1.0 log with one run of the ``impact-ls`` tool."""
+def report_to_sarif(report: Report, *, root_uri: str | None = None) -> dict[str, Any]:
+    """``report`` as a SARIF 2.1.0 log with one run of the ``impact-ls`` tool.
+
+    ``root_uri`` (``file:///…/``, ending in ``/``) fills ``originalUriBaseIds``; without it a
+    consumer resolves ``%SRCROOT%`` itself, as code-scanning uploads do with the checkout.
+    """
     seeds = {c.entity: c for c in report.changes}
     results = [_entry_result("must-inspect", e, seeds) for e in report.triage.must_inspect]
     flagged: set[tuple[str, int]] = set()
@@ -121,20 +143,17 @@ def report_to_sarif(report: Report) -> dict[str, Any]:
             flagged.add((site.file, site.line))
             location = _location(site.file, {"startLine": max(1, site.line)})
             results.append(_result("unanalyzable", site.reason, location, entity=site.entity))
-    return {
-        "$schema": SARIF_SCHEMA,
-        "version": SARIF_VERSION,
-        "runs": [
-            {
-                "tool": {
-                    "driver": {
-                        "name": "impact-ls",
-                        "version": __version__,
-                        "semanticVersion": __version__,
-                        "rules": [dict(rule) for rule in _RULES],
-                    }
-                },
-                "results": results,
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "impact-ls",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "rules": [dict(rule) for rule in _RULES],
             }
-        ],
+        },
+        "results": results,
     }
+    if root_uri is not None:
+        run["originalUriBaseIds"] = {SRCROOT: {"uri": root_uri}}
+    return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}

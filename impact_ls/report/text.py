@@ -1,18 +1,25 @@
-"""The report as a readable terminal page: changes, triage, batches, tests, next edits, audit.
+"""The report as a page for a person at a terminal: what changed, what breaks, what to do next.
 
-``render_text`` is pure; the CLI prints its result. Sections appear in reading order — what
-changed, what must be inspected, what may be impacted, how many low-risk sites were left out, the
-batches to edit together, the tests to re-run, co-change partners, unanalyzable sites, the next
-edits and the audit. Empty sections are omitted. ANSI colour (red MUST, yellow MAY, dim LOW) is
-used only when ``color=True``.
+``render_text`` is pure; the CLI prints its result. Reading order: the title and the notes a
+reader must not miss (skipped files, caps), the changed definitions named once each, the
+MUST-INSPECT sites (what broke there, in plain words) and the MAY-IMPACT sites (how each reaches
+the edit), grouped by file with their line numbers, how many low-risk sites were left out, the
+batches to edit together, the tests to re-run, co-change partners, sites static analysis cannot
+follow, the next step and the audit. Empty sections are omitted and every line fits
+``WIDTH`` columns (a path longer than that is printed whole: it must stay copyable).
+``--format json`` keeps the full detail, cause labels included. ANSI colour (red MUST, yellow
+MAY, dim LOW) only with ``color=True``.
 """
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 
-from impact_ls.model import Change, ChangeType, Report, TriageEntry
-from impact_ls.report.wording import plural, short_entity
+from impact_ls.model import Change, ChangeType, QualName, Report, TriageEntry
+from impact_ls.report.wording import change_summary, plural, short_entity, site_point
+
+WIDTH = 100
 
 _RESET = "\x1b[0m"
 _BOLD = "\x1b[1m"
@@ -20,9 +27,10 @@ _DIM = "\x1b[2m"
 _RED = "\x1b[31m"
 _YELLOW = "\x1b[33m"
 
-_MAX_LOC_WIDTH = 40
-_MAX_ENTITY_WIDTH = 48
-_MAX_BATCH_NAMES = 8
+_MAX_ENTITY_WIDTH = 32
+_MAX_BATCH_NAMES = 6
+# Notes that change what the page can be trusted for come first, not at the end.
+_URGENT_NOTES = ("skipped ", "indexing in progress")
 
 
 class _Style:
@@ -37,39 +45,93 @@ class _Style:
         return "".join(codes) + text + _RESET
 
 
-def _change_lines(change: Change) -> list[str]:
-    lines = [f"  {change.change_type}  {change.entity}  {change.file}:{change.line_range[0]}"]
+def _wrap(text: str, indent: str, hanging: str | None = None) -> list[str]:
+    """``text`` filled to ``WIDTH`` columns; continuation lines start with ``hanging``."""
+    return textwrap.wrap(
+        text,
+        width=WIDTH,
+        initial_indent=indent,
+        subsequent_indent=indent + "  " if hanging is None else hanging,
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [indent]
+
+
+def _base_label(base: str) -> str:
+    return "the saved text" if base == "saved" else base
+
+
+def _note_text(note: str) -> str:
+    """A note in plain words, with what to do about a skipped file."""
+    if note.startswith("skipped ") and "larger than" in note:
+        return note + " (raise max-file-bytes in [tool.impact-ls] to include it)"
+    return note
+
+
+def _notes(report: Report) -> tuple[list[str], list[str]]:
+    """The urgent notes (shown under the title) and the rest (shown in the audit)."""
+    urgent: list[str] = []
+    rest: list[str] = []
+    for raw in report.audit.notes:
+        note = _note_text(raw)
+        (urgent if note.startswith(_URGENT_NOTES) or ": walk capped" in raw else rest).append(note)
+    return urgent, rest
+
+
+def _change_lines(change: Change, number: int | None) -> list[str]:
+    where = f"{change.file}:{change.line_range[0]}"
+    label = f"{number}. " if number is not None else ""
+    lines = _wrap(f"{label}{where}  {change.entity}: {change_summary(change)}", "  ", "      ")
     if change.change_type is ChangeType.INCOMPLETE:
-        lines.append("    does not parse yet; the previous analysis of it is kept")
+        lines.append("      the previous analysis of it is kept until it parses")
     elif change.before_sig and change.after_sig and change.before_sig != change.after_sig:
-        lines.append(f"    {change.before_sig} → {change.after_sig}")
+        lines.extend(_wrap(f"- {change.before_sig}", "      ", "        "))
+        lines.extend(_wrap(f"+ {change.after_sig}", "      ", "        "))
     elif change.before_sig or change.after_sig:
-        lines.append(f"    {change.after_sig or change.before_sig}")
-    if change.what:
-        lines.append(f"    {change.what}")
+        lines.extend(_wrap(change.after_sig or change.before_sig, "      ", "        "))
     return lines
 
 
-def _entry_lines(
-    entries: Sequence[TriageEntry], style: _Style, codes: tuple[str, ...]
+def _site_rows(
+    entries: Sequence[TriageEntry], indent: str, style: _Style, codes: tuple[str, ...]
 ) -> list[str]:
-    """``file:line  entity  reason`` rows, under their seed when several changes caused them."""
+    """``line  entity  point`` rows under a header per file, files in report order."""
+    by_file: dict[str, list[TriageEntry]] = {}
+    for entry in entries:
+        by_file.setdefault(entry.file, []).append(entry)
+    digits = max(len(str(e.line)) for e in entries)
+    names = [short_entity(e.entity) for e in entries]
+    ent_width = min(_MAX_ENTITY_WIDTH, max(len(n) for n in names))
+    lines: list[str] = []
+    for file, rows in by_file.items():
+        lines.append(f"{indent}{style(file, *codes)}")
+        for entry in rows:
+            name = short_entity(entry.entity)
+            lead = f"{indent}  {str(entry.line).rjust(digits)}  "
+            point = site_point(entry)
+            if len(name) > ent_width:
+                lines.append(lead + name)
+                pad = " " * (len(lead) + 2)
+                lines.extend(_wrap(point, pad, pad + "  "))
+                continue
+            pad = " " * (len(lead) + ent_width + 2)
+            text = lead + name.ljust(ent_width) + "  " + point
+            lines.extend(_wrap(text, "", pad + "  ") if len(text) > WIDTH else [text])
+    return lines
+
+
+def _bucket_lines(
+    report: Report, entries: Sequence[TriageEntry], style: _Style, codes: tuple[str, ...]
+) -> list[str]:
+    """Sites grouped by file, and first by changed definition when several changes caused them."""
     seeds = list(dict.fromkeys(e.seed for e in entries))
-    loc_width = min(_MAX_LOC_WIDTH, max(len(f"{e.file}:{e.line}") for e in entries))
-    ent_width = min(_MAX_ENTITY_WIDTH, max(len(e.entity) for e in entries))
+    if len(seeds) == 1:
+        return _site_rows(entries, "  ", style, codes)
+    where = {c.entity: f"{c.file}:{c.line_range[0]}" for c in report.changes}
     lines: list[str] = []
     for seed in seeds:
-        indent = "  "
-        if len(seeds) > 1:
-            lines.append(f"  from {seed}")
-            indent = "    "
-        for e in (e for e in entries if e.seed == seed):
-            loc = f"{e.file}:{e.line}".ljust(loc_width)
-            flags = "  [unanalyzable]" if e.unanalyzable else ""
-            flags += "  [name-matched]" if e.name_matched and not e.unanalyzable else ""
-            row = f"{style(loc, *codes)}  {e.entity.ljust(ent_width)}  {e.reason}{flags}"
-            lines.append(f"{indent}{row}")
-            lines.extend(f"{indent}    ↳ {b.detail}" for b in e.breaks)
+        lines.extend(_wrap(f"from {short_entity(seed)} ({where.get(seed, seed)})", "  "))
+        lines.extend(_site_rows([e for e in entries if e.seed == seed], "    ", style, codes))
     return lines
 
 
@@ -80,13 +142,20 @@ def _triage_sections(report: Report, style: _Style) -> list[_Section]:
     triage = report.triage
     sections: list[_Section] = []
     if triage.must_inspect:
-        title = f"MUST-INSPECT · {plural(len(triage.must_inspect), 'site')}"
-        sections.append((title, (_RED,), _entry_lines(triage.must_inspect, style, (_RED,))))
+        title = f"MUST-INSPECT · {plural(len(triage.must_inspect), 'site')} that break: fix each"
+        lines = _bucket_lines(report, triage.must_inspect, style, (_RED,))
+        sections.append((title, (_RED,), lines))
     if triage.may_impact:
-        title = f"MAY-IMPACT · {plural(len(triage.may_impact), 'site')}"
-        sections.append((title, (_YELLOW,), _entry_lines(triage.may_impact, style, (_YELLOW,))))
+        title = (
+            f"MAY-IMPACT · {plural(len(triage.may_impact), 'site')} to check (no break is proven)"
+        )
+        lines = _bucket_lines(report, triage.may_impact, style, (_YELLOW,))
+        sections.append((title, (_YELLOW,), lines))
     if triage.low_risk:
-        title = f"LOW-RISK · {plural(len(triage.low_risk), 'site')} (not listed)"
+        title = (
+            f"LOW-RISK · {plural(len(triage.low_risk), 'site')}, not listed "
+            "(--format json lists them)"
+        )
         sections.append((title, (_DIM,), []))
     if not sections:
         sections.append(("No other site is affected.", (), []))
@@ -95,71 +164,122 @@ def _triage_sections(report: Report, style: _Style) -> list[_Section]:
 
 def _batch_lines(report: Report) -> list[str]:
     lines = []
-    for b in report.batches:
-        names = [short_entity(m) for m in b.members[:_MAX_BATCH_NAMES]]
-        if b.size > _MAX_BATCH_NAMES:
-            names.append(f"… (+{b.size - _MAX_BATCH_NAMES})")
-        split = " (split)" if b.split else ""
-        sites = plural(b.size, "site")
-        # People count from 1; the JSON keeps the 0-based batch_id of the schema.
-        lines.append(f"  Batch {b.batch_id + 1} · {sites}{split}: {' → '.join(names)}")
+    for number, batch in enumerate(report.batches, 1):
+        names = [short_entity(m) for m in batch.members[:_MAX_BATCH_NAMES]]
+        if batch.size > _MAX_BATCH_NAMES:
+            names.append(f"… (+{batch.size - _MAX_BATCH_NAMES})")
+        split = ", split" if batch.split else ""
+        size = f"  ({plural(batch.size, 'site')}{split})" if batch.size > 1 or split else ""
+        lines.extend(_wrap(f"{number}. {' → '.join(names)}{size}", "  ", "     "))
     return lines
 
 
+def _entry_of(report: Report, entity: QualName) -> TriageEntry | None:
+    for bucket in (report.triage.must_inspect, report.triage.may_impact):
+        for entry in bucket:
+            if entry.entity == entity:
+                return entry
+    return None
+
+
 def _next_edit_section(report: Report) -> list[_Section]:
+    """The LLM's order with its reasons; the batch-order fallback is the batches section."""
     nxt = report.next_edits
-    if not (nxt.items or nxt.failed):
+    if not nxt.items or nxt.failed:
         return []
-    origin = "batch order" if nxt.failed else "chosen by the LLM"
-    lines = [f"  {i}. {e.entity} — {e.reason}" for i, e in enumerate(nxt.items, 1)]
-    return [(f"Next edits ({origin})", (), lines or ["  (none)"])]
+    lines = []
+    for i, item in enumerate(nxt.items, 1):
+        entry = _entry_of(report, item.entity)
+        where = f"{entry.file}:{entry.line}  " if entry is not None else ""
+        text = f"{i}. {where}{short_entity(item.entity)} — {item.reason}"
+        lines.extend(_wrap(text, "  ", "     "))
+    return [("Next edits (as the LLM ordered them)", (), lines)]
 
 
-def _audit_lines(report: Report, style: _Style) -> list[str]:
+def _next_line(report: Report) -> str:
+    """The one step to take now, from the report's ``next`` and its sites."""
+    must = report.triage.must_inspect
+    tests = len({t.test for t in report.tests})
+    run = f"run the {plural(tests, 'affected test')}" if tests else ""
+    if report.next.action == "edit" and must:
+        first = next(
+            (e for i in report.next_edits.items if (e := _entry_of(report, i.entity)) in must),
+            must[0],
+        )
+        more = len(must) - 1
+        text = f"Next: fix {short_entity(first.entity)} at {first.file}:{first.line}"
+        text += f" ({site_point(first)})"
+        if more:
+            others = "site" if more == 1 else f"{more} sites"
+            text += f", then the other {others} that must change"
+        return text + (f"; then {run}" if run else "")
+    if report.next.action == "run-tests" and run:
+        may = len(report.triage.may_impact)
+        review = f"; review the {plural(may, 'may-impact site')}" if may else ""
+        return f"Next: no site must change; {run} (pytest $(impact-ls tests)){review}"
+    return f"Next: {report.next.reason}"
+
+
+def _audit_lines(report: Report, notes: Sequence[str], style: _Style) -> list[str]:
     audit = report.audit
     lines = []
     if audit.verified:
-        lines.append(f"  verified: {audit.verified}")
+        lines.extend(_wrap(f"verified: {audit.verified}", "  ", "    "))
     if audit.heuristic:
-        lines.append(f"  heuristic: {audit.heuristic}")
+        lines.extend(_wrap(f"heuristic: {audit.heuristic}", "  ", "    "))
     if audit.truncated:
         lines.append("  truncated: a cap cut this report; see the notes")
-    lines.extend(f"  note: {note}" for note in audit.notes)
+    for note in notes:
+        lines.extend(_wrap(f"note: {note}", "  ", "    "))
     return [style(line, _DIM) for line in lines]
+
+
+def _title(report: Report) -> str:
+    live = [c for c in report.changes if c.change_type is not ChangeType.INCOMPLETE]
+    what = short_entity(live[0].entity) if len(live) == 1 else plural(len(report.changes), "change")
+    title = f"Blast radius of {what} against {_base_label(report.base)}"
+    if report.stale:
+        title += " (stale: the edit does not parse yet; showing the last complete analysis)"
+    return title
 
 
 def render_text(report: Report, *, color: bool) -> str:
     """Render ``report`` as a terminal page; ANSI colour codes only when ``color`` is true."""
     style = _Style(color)
+    urgent, notes = _notes(report)
     if not report.changes:
-        lines = [f"No changes against {report.base}."]
-        lines.extend(f"  note: {note}" for note in report.audit.notes)
+        lines = [f"No changes against {_base_label(report.base)}."]
+        lines.extend(line for note in (*urgent, *notes) for line in _wrap(f"note: {note}", "  "))
         return "\n".join(lines) + "\n"
 
-    title = f"Blast radius of {plural(len(report.changes), 'change')} against {report.base}"
-    if report.stale:
-        title += " (stale: the edit does not parse yet; showing the last complete analysis)"
-    sections: list[_Section] = [
-        (title, (), [line for c in report.changes for line in _change_lines(c)]),
-        *_triage_sections(report, style),
-    ]
+    numbered = len(report.changes) > 1
+    head = [line for note in urgent for line in _wrap(f"note: {note}", "  ", "    ")]
+    for i, change in enumerate(report.changes, 1):
+        head.extend(_change_lines(change, i if numbered else None))
+    sections: list[_Section] = [(_title(report), (), head), *_triage_sections(report, style)]
     if report.batches:
-        title = "Batches (edit and validate each together, in this order)"
+        title = "Edit in this order (each batch changes and is tested together)"
         sections.append((title, (), _batch_lines(report)))
     if report.tests:
         lines = [f"  {t.conf:.2f}  {t.test}" for t in report.tests]
-        sections.append((f"Affected tests · {len(report.tests)}", (), lines))
+        count = len({t.test for t in report.tests})
+        sections.append((f"Affected tests · {count} (pytest $(impact-ls tests))", (), lines))
     if report.cochange:
         lines = [f"  {c.score:.2f}  {c.file}" for c in report.cochange]
-        sections.append(("Co-change partners (from git history)", (), lines))
-    if report.unanalyzable:
-        lines = [f"  {u.file}:{u.line}  {u.reason}" for u in report.unanalyzable]
-        title = "Unanalyzable sites (static analysis cannot follow these; check them by hand)"
+        sections.append(("Files that changed together with these in git history", (), lines))
+    listed = {(e.file, e.line) for e in report.triage.may_impact if e.unanalyzable}
+    hidden = [u for u in report.unanalyzable if (u.file, u.line) not in listed]
+    if hidden:
+        lines = [line for u in hidden for line in _wrap(f"{u.file}:{u.line}  {u.reason}", "  ")]
+        title = "Also reached by name only (static analysis cannot follow these: check by hand)"
         sections.append((title, (), lines))
     sections.extend(_next_edit_section(report))
-    sections.append((f"Next: {report.next.action} — {report.next.reason}", (), []))
-    audit = _audit_lines(report, style)
+    sections.append((_next_line(report), (_BOLD,), []))
+    audit = _audit_lines(report, notes, style)
     if audit:
         sections.append(("Audit", (_DIM,), audit))
-    blocks = ["\n".join([style(title, _BOLD, *codes), *lines]) for title, codes, lines in sections]
+    blocks = []
+    for title, codes, lines in sections:
+        titled = [style(t, _BOLD, *codes) for t in _wrap(title, "", "  ")]
+        blocks.append("\n".join([*titled, *lines]))
     return "\n\n".join(blocks) + "\n"

@@ -6,8 +6,9 @@ encoding and the text of each file; report lines are 1-based and columns are UTF
 (as ``ast`` gives them), LSP lines are 0-based.
 
 Rules (DESIGN §6):
-- MUST-INSPECT → Warning at the site, ``code: "must-inspect"``, message = the cause label,
-  ``relatedInformation`` → the changed definition.
+- MUST-INSPECT → Warning at the site, ``code: "must-inspect"``, message = what broke there, then
+  the cause label (``missing required argument 'x' — <cause>``: a panel that cuts the line keeps
+  the point), ``relatedInformation`` → the changed definition.
 - MAY-IMPACT → Information, Hint or nothing (``may_severity``); unanalyzable ones say so.
 - One Hint summary at each changed definition that reaches anything.
 - Diagnostics of a file are the union over all reports (``union_diagnostics``).
@@ -21,8 +22,8 @@ from typing import Any, Protocol
 
 from lsprotocol import types
 
-from impact_ls.model import Change, ChangeType, NextEdit, Report, TriageEntry
-from impact_ls.report.wording import plural, short_entity
+from impact_ls.model import Change, ChangeType, Report, TriageEntry
+from impact_ls.report.wording import plural, short_entity, site_message, site_point
 from impact_ls.server.testrun import CaseOutcome, TestRun
 
 SOURCE = "impact"
@@ -46,7 +47,7 @@ COMMANDS = (
 )
 
 _STALE = " (stale: the edit does not parse yet)"
-_LENS_NAMES = 3
+_LENS_NAMES = 2
 _SUMMARY_RELATED = 20
 
 
@@ -165,12 +166,7 @@ def _site_diagnostic(
     stale: bool,
 ) -> types.Diagnostic:
     must = severity is types.DiagnosticSeverity.Warning
-    message = entry.reason
-    if entry.breaks:
-        # The cause says why the site matters; the break says what to fix there.
-        message += ": " + "; ".join(b.detail for b in entry.breaks)
-    if entry.unanalyzable and "unanalyzable" not in message.lower():
-        message = f"unanalyzable: {message}"
+    message = site_message(entry)
     code = CODE_MUST if must else (CODE_UNANALYZABLE if entry.unanalyzable else CODE_MAY)
     related = None
     if change is not None:
@@ -213,7 +209,7 @@ def _summary_diagnostic(
     related = [
         types.DiagnosticRelatedInformation(
             location=types.Location(uri=locator.uri(e.file), range=_entry_range(locator, e)),
-            message=e.reason,
+            message=site_message(e),
         )
         for e in must[:_SUMMARY_RELATED]
     ]
@@ -302,7 +298,7 @@ def _member_locations(report: Report, locator: Locator) -> dict[str, tuple[str, 
 
 
 def code_lenses(report: Report | None, *, file: str, locator: Locator) -> list[types.CodeLens]:
-    """Lenses on each changed definition of ``file``: blast radius, one per batch, run tests."""
+    """Lenses on each changed definition of ``file``: blast radius, run tests, one per batch."""
     if report is None:
         return []
     lenses: list[types.CodeLens] = []
@@ -329,21 +325,7 @@ def code_lenses(report: Report | None, *, file: str, locator: Locator) -> list[t
                 ),
             )
         )
-        for batch in (b for b in report.batches if b.batch_id in batch_ids):
-            names = [short_entity(m) for m in batch.members[:_LENS_NAMES]]
-            more = " → …" if len(batch.members) > _LENS_NAMES else ""
-            locations = [_loc(locator, *where[m]) for m in batch.members if m in where]
-            lenses.append(
-                types.CodeLens(
-                    range=rng,
-                    command=types.Command(
-                        title=f"Batch {ordinal[batch.batch_id]} · {plural(batch.size, 'site')}: "
-                        f"{' → '.join(names)}{more}",
-                        command=CMD_SHOW_LOCATIONS,
-                        arguments=[uri, _range_dict(rng)["start"], locations],
-                    ),
-                )
-            )
+        # The tests lens comes second: a narrow editor cuts the row of lenses at its end.
         tests = _tests_of(report, change)
         if tests:
             lenses.append(
@@ -356,31 +338,77 @@ def code_lenses(report: Report | None, *, file: str, locator: Locator) -> list[t
                     ),
                 )
             )
+        for batch in (b for b in report.batches if b.batch_id in batch_ids):
+            # The lens sits on the seed: its name in the title would only repeat the line.
+            others = [m for m in batch.members if m != change.entity]
+            names = [short_entity(m) for m in others[:_LENS_NAMES]]
+            more = " → …" if len(others) > _LENS_NAMES else ""
+            listed = f": {' → '.join(names)}{more}" if names else ""
+            locations = [_loc(locator, *where[m]) for m in batch.members if m in where]
+            lenses.append(
+                types.CodeLens(
+                    range=rng,
+                    command=types.Command(
+                        title=f"Batch {ordinal[batch.batch_id]} · "
+                        f"{plural(batch.size, 'site')}{listed}",
+                        command=CMD_SHOW_LOCATIONS,
+                        arguments=[uri, _range_dict(rng)["start"], locations],
+                    ),
+                )
+            )
     return lenses
 
 
 # --------------------------------------------------------------------------- actions
 
 
+def _must_order(report: Report) -> list[TriageEntry]:
+    """MUST sites in the order to edit them: the next-edit order (LLM or batch), then the rest."""
+    batch_of = {m: b.batch_id for b in report.batches for m in b.members}
+    ranked = {item.entity: i for i, item in enumerate(report.next_edits.items)}
+    return sorted(
+        report.triage.must_inspect,
+        key=lambda e: (
+            ranked.get(e.entity, len(ranked)),
+            batch_of.get(e.entity, len(batch_of)),
+            e.distance,
+            e.file,
+            e.line,
+        ),
+    )
+
+
 def next_targets(report: Report, *, locator: Locator) -> list[Target]:
-    """The next-edit order with locations: the LLM's, else MUST sites in batch order."""
+    """Where to edit next, in order.
+
+    With MUST-INSPECT sites, exactly those (one target per site, in the LLM's or the batch order;
+    a MAY site needs no change, so it is never the next edit then). Without any, the next-edit
+    list of the report (MAY sites to review). A reason from the LLM is kept; the batch order's
+    cause label gives way to what broke at the site.
+    """
+    llm = {i.entity: i.reason for i in report.next_edits.items if not report.next_edits.failed}
+    if report.triage.must_inspect:
+        return [
+            Target(
+                entity=e.entity,
+                reason=llm.get(e.entity) or site_point(e),
+                file=e.file,
+                range=_entry_range(locator, e),
+            )
+            for e in _must_order(report)
+        ]
     where = _member_locations(report, locator)
-    items: Sequence[NextEdit] = report.next_edits.items
-    if not items:
-        batch_of = {m: b.batch_id for b in report.batches for m in b.members}
-        ordered = sorted(
-            report.triage.must_inspect,
-            key=lambda e: (batch_of.get(e.entity, len(batch_of)), e.distance, e.file, e.line),
-        )
-        items = [NextEdit(entity=e.entity, reason=e.reason) for e in ordered]
+    entries = {e.entity: e for e in report.triage.may_impact}
     targets: list[Target] = []
     seen: set[str] = set()
-    for item in items:
+    for item in report.next_edits.items:
         if item.entity in seen or item.entity not in where:
             continue
         seen.add(item.entity)
         file, rng = where[item.entity]
-        targets.append(Target(entity=item.entity, reason=item.reason, file=file, range=rng))
+        entry = entries.get(item.entity)
+        reason = llm.get(item.entity) or (site_point(entry) if entry else item.reason)
+        targets.append(Target(entity=item.entity, reason=reason, file=file, range=rng))
     return targets
 
 
@@ -407,71 +435,13 @@ def _open_action(
     )
 
 
-def code_actions(
-    reports: Iterable[Report],
-    *,
-    file: str,
-    rng: types.Range,
-    locator: Locator,
-    own: Report | None = None,
-    context: Sequence[types.Diagnostic] = (),
-) -> list[types.CodeAction]:
-    """Actions at ``rng`` of ``file``: next edit at seeds and MUST sites, blast radius, run tests.
-
-    ``own`` is the report of the document ``file`` itself (its changed definitions);
-    ``reports`` are all reports whose MUST sites may lie in ``file``.
-    """
-    actions: dict[str, types.CodeAction] = {}
-    uri = locator.uri(file)
-    if own is not None:
-        for change in _live_changes(own):
-            start, end = change.line_range
-            span = types.Range(
-                start=locator.position(file, start, 0), end=locator.line_end(file, max(end, start))
-            )
-            if change.file != file or not _overlaps(span, rng):
-                continue
-            targets = [t for t in next_targets(own, locator=locator) if t.entity != change.entity]
-            if targets:
-                action = _open_action(targets[0], locator, [])
-                actions.setdefault(action.title, action)
-            actions.setdefault(
-                "Show blast radius",
-                types.CodeAction(
-                    title="Show blast radius",
-                    kind=types.CodeActionKind.Empty,
-                    command=types.Command(
-                        title="Show blast radius", command=CMD_SHOW_BLAST_RADIUS, arguments=[uri]
-                    ),
-                ),
-            )
-            tests = _tests_of(own, change)
-            if tests:
-                action = _run_tests_action(uri, tests)
-                actions.setdefault(action.title, action)
-    for report in reports:
-        targets = next_targets(report, locator=locator)
-        for entry in report.triage.must_inspect:
-            if entry.file != file or not _overlaps(_entry_range(locator, entry), rng):
-                continue
-            target = _after(targets, entry.entity)
-            if target is None:
-                # The last site of the order: what is left is re-running the tests.
-                tests = affected_tests(report)
-                if tests:
-                    action = _run_tests_action(
-                        locator.uri(report.changes[0].file if report.changes else file), tests
-                    )
-                    actions.setdefault(action.title, action)
-                continue
-            matching = [
-                d
-                for d in context
-                if d.code == CODE_MUST and _overlaps(d.range, _entry_range(locator, entry))
-            ]
-            action = _open_action(target, locator, matching)
-            actions.setdefault(action.title, action)
-    return list(actions.values())
+def _show_action(uri: str) -> types.CodeAction:
+    title = "Show blast radius"
+    return types.CodeAction(
+        title=title,
+        kind=types.CodeActionKind.Empty,
+        command=types.Command(title=title, command=CMD_SHOW_BLAST_RADIUS, arguments=[uri]),
+    )
 
 
 def _run_tests_action(uri: str, tests: list[str]) -> types.CodeAction:
@@ -485,9 +455,76 @@ def _run_tests_action(uri: str, tests: list[str]) -> types.CodeAction:
     )
 
 
-def _after(targets: Sequence[Target], entity: str) -> Target | None:
-    """The target after ``entity`` in the order; the first other one if it is not in the order."""
+def _after(targets: Sequence[Target], at: Target) -> Target:
+    """The target after ``at`` in the order, wrapping round; ``at`` itself when it is alone."""
     for i, target in enumerate(targets):
-        if target.entity == entity:
-            return targets[i + 1] if i + 1 < len(targets) else None
-    return next((t for t in targets if t.entity != entity), None)
+        if (target.entity, target.file, target.range) == (at.entity, at.file, at.range):
+            return targets[(i + 1) % len(targets)]
+    return targets[0]
+
+
+def code_actions(
+    reports: Iterable[Report],
+    *,
+    file: str,
+    rng: types.Range,
+    locator: Locator,
+    own: Report | None = None,
+    context: Sequence[types.Diagnostic] = (),
+) -> list[types.CodeAction]:
+    """Actions at ``rng`` of ``file``, for clients without lenses as much as for those with them.
+
+    At a changed definition and at every MUST-INSPECT site: ``Next edit: …`` (the first site of
+    the order at the definition; the site after this one at a site, round to the first after the
+    last, the site itself when it is the only one), ``Show blast radius`` and ``Run N affected
+    tests``. ``own`` is the report of the document ``file`` itself (its changed definitions);
+    ``reports`` are all reports whose MUST sites may lie in ``file``.
+    """
+    actions: dict[str, types.CodeAction] = {}
+
+    def offer(*items: types.CodeAction | None) -> None:
+        for item in items:
+            if item is not None:
+                actions.setdefault(item.title, item)
+
+    if own is not None:
+        targets = next_targets(own, locator=locator)
+        for change in _live_changes(own):
+            start, end = change.line_range
+            span = types.Range(
+                start=locator.position(file, start, 0), end=locator.line_end(file, max(end, start))
+            )
+            if change.file != file or not _overlaps(span, rng):
+                continue
+            first = next((t for t in targets if t.entity != change.entity), None)
+            tests = _tests_of(own, change)
+            uri = locator.uri(file)
+            offer(
+                _open_action(first, locator, []) if first else None,
+                _show_action(uri),
+                _run_tests_action(uri, tests) if tests else None,
+            )
+    for report in reports:
+        sites = [e for e in report.triage.must_inspect if e.file == file]
+        hits = [e for e in sites if _overlaps(_entry_range(locator, e), rng)]
+        if not hits:
+            continue
+        targets = next_targets(report, locator=locator)
+        seed_uri = locator.uri(report.changes[0].file) if report.changes else locator.uri(file)
+        tests = affected_tests(report)
+        for entry in hits:
+            here = Target(
+                entity=entry.entity,
+                reason="",
+                file=entry.file,
+                range=_entry_range(locator, entry),
+            )
+            matching = [
+                d for d in context if d.code == CODE_MUST and _overlaps(d.range, here.range)
+            ]
+            offer(
+                _open_action(_after(targets, here), locator, matching) if targets else None,
+                _show_action(seed_uri),
+                _run_tests_action(seed_uri, tests) if tests else None,
+            )
+    return list(actions.values())

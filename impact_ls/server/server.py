@@ -5,7 +5,10 @@ session and document, schedule work or read the latest ``Report``, and convert i
 ``present``. The editor thread never runs an analysis: ``didOpen``/``didChange`` are debounced per
 URI onto the single worker thread; indexing runs on its own daemon thread with
 ``window/workDoneProgress``. Every notification handler is a boundary that logs unexpected
-exceptions with their traceback and keeps the server running.
+exceptions with their traceback and keeps the server running. Faults the user cannot act on
+(a bad message from the client, a handler's bug) go to the log, never to a pop-up; the server
+shows a message only when the user can do something about it (``protocol.py`` answers malformed
+requests).
 """
 
 from __future__ import annotations
@@ -25,9 +28,10 @@ from pygls.uris import to_fs_path
 
 from impact_ls import __version__
 from impact_ls.config import Settings
-from impact_ls.server import commands, present
+from impact_ls.server import commands, graph_page, hierarchy, present
 from impact_ls.server.config import SECTION, client_section, overrides_of, validate
 from impact_ls.server.llm_http import client_from_settings
+from impact_ls.server.protocol import ImpactProtocol
 from impact_ls.server.session import Analysis, Document, Session, Sessions, Snapshot
 from impact_ls.server.worker import Worker
 
@@ -73,6 +77,7 @@ class ImpactServer(LanguageServer):
             name="impact-ls",
             version=__version__,
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=ImpactProtocol,
         )
         self.cli_overrides = overrides_of(settings)
         self.client_options: dict[str, Any] = {}
@@ -85,6 +90,14 @@ class ImpactServer(LanguageServer):
         self.watching = False
         self.pending_warnings: list[str] = []
         self._progress_ids = 0
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Log a fault of the server or of a client's message; pygls would pop it up instead.
+
+        Nobody can act on ``Error in server: KeyError: 'file:///…'``: the traceback is in the log
+        (pygls logs it where the fault happened), and requests carry their error in the reply.
+        """
+        logger.error("%s: %s: %s", getattr(source, "__name__", source), type(error).__name__, error)
 
     # ------------------------------------------------------------------ settings
 
@@ -110,6 +123,22 @@ class ImpactServer(LanguageServer):
         """Tell the user something through ``window/showMessage``."""
         logger.info("showMessage: %s", message)
         self.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+    def log_line(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
+        """One line in the editor's log of this server (``window/logMessage``), not a pop-up."""
+        logger.info("logMessage: %s", message)
+        self.window_log_message(types.LogMessageParams(type=kind, message=f"impact-ls: {message}"))
+
+    def log_skipped(self, session: Session) -> None:
+        """Say in the editor's log which files indexing left out and why (once per file)."""
+        engine = session.engine
+        if engine is None:
+            return
+        for note in engine.index.notes:
+            if note.startswith("skipped ") and note not in session.logged:
+                session.logged.add(note)
+                hint = " (raise maxFileBytes to include it)" if "larger than" in note else ""
+                self.log_line(note + hint, types.MessageType.Warning)
 
     # ------------------------------------------------------------------ folders
 
@@ -192,6 +221,7 @@ class ImpactServer(LanguageServer):
             progress.end(f"failed: {exc}")
             return
         progress.end(f"indexed {len(engine.index.files())} files")
+        self.log_skipped(session)
         self.reanalyze(session)
 
     async def begin_progress(self, title: str, *, cancellable: bool = False) -> Progress:
@@ -278,8 +308,15 @@ class ImpactServer(LanguageServer):
         """Analyze ``doc`` after ``delay_s`` on the worker; a newer schedule supersedes it."""
         snapshot = self.snapshot(session)
         text = snapshot.texts[doc.uri]
-        if len(text.encode("utf-8", "replace")) > session.settings.max_file_bytes:
-            logger.info("%s is larger than maxFileBytes; not analyzed", doc.file)
+        size = len(text.encode("utf-8", "replace"))
+        if size > (limit := session.settings.max_file_bytes):
+            note = (
+                f"{doc.file} is not analyzed: {size} bytes, larger than maxFileBytes ({limit}); "
+                "raise maxFileBytes to include it"
+            )
+            if (key := f"too large: {doc.file}") not in session.logged:
+                session.logged.add(key)
+                self.log_line(note, types.MessageType.Warning)
             return
 
         def job(generation: int) -> Analysis:
@@ -306,6 +343,12 @@ class ImpactServer(LanguageServer):
         logger.debug("published %s in %.1f ms", doc.file, (time.perf_counter() - started) * 1e3)
         if cascade:
             self.reanalyze(session, skip=doc.uri)
+        if session.engine is not None:
+            # jedi's verdicts on deferred name-matched candidates refine the next analysis.
+            loop = asyncio.get_running_loop()
+            session.engine.confirm_pending(
+                lambda decided: loop.call_soon_threadsafe(self._after_jedi, session, decided)
+            )
         report = analysis.report
         if after_llm or report is None or report.stale or not report.triage.must_inspect:
             return
@@ -314,6 +357,10 @@ class ImpactServer(LanguageServer):
         if client is not None and key != doc.llm_key:
             doc.llm_key = key
             self.schedule(session, doc, delay_s=0, cascade=False, llm=client)
+
+    def _after_jedi(self, session: Session, decided: int) -> None:
+        if decided:
+            self.reanalyze(session)
 
     def reanalyze(self, session: Session, *, skip: str | None = None) -> None:
         """Re-check every open document of ``session`` now (the graph or settings changed)."""
@@ -425,6 +472,8 @@ def build_server(settings: Settings | None = None) -> ImpactServer:
     _register_workspace(server)
     _register_features(server)
     commands.register(server)
+    hierarchy.register(server)
+    graph_page.register(server)
     return server
 
 
@@ -483,6 +532,7 @@ def _register_documents(server: ImpactServer) -> None:
     def did_close(ls: ImpactServer, params: types.DidCloseTextDocumentParams) -> None:
         found = ls.locate(params.text_document.uri)
         if found is None or (doc := found[0].close_document(params.text_document.uri)) is None:
+            logger.info("didClose for %s, which is not open: ignored", params.text_document.uri)
             return
         session = found[0]
         ls.worker.bump(doc.uri)

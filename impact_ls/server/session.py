@@ -147,6 +147,7 @@ class Session:
         self.test_diagnostics: dict[str, list[types.Diagnostic]] = {}
         self.disk = DiskLines(root)
         self.head: str | None = None
+        self.logged: set[str] = set()  # log lines already sent, so each is said once
         self._settings, _ = load_settings(root, self.overrides)
 
     # ------------------------------------------------------------------ paths
@@ -272,7 +273,7 @@ class Session:
             doc.good = None
             return Analysis(report=None, diagnostics={}, text=text)
         report = engine.analyze(
-            [FileEdit(file=doc.file, baseline=doc.baseline, current=text)], llm=llm
+            [FileEdit(file=doc.file, baseline=doc.baseline, current=text)], llm=llm, live=True
         )
         if any(c.change_type is ChangeType.INCOMPLETE for c in report.changes):
             # Keep the last good report while the region does not parse: no flicker.

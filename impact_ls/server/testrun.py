@@ -174,17 +174,7 @@ async def run_pytest(
         return TestRun(outcome=RunOutcome.NO_TESTS, message="no affected tests to run")
     with tempfile.TemporaryDirectory(prefix="impact-ls-pytest-") as tmp:
         xml_path = Path(tmp) / "junit.xml"
-        command = (
-            *pytest_command(settings),
-            "-v",
-            "--color=no",
-            "-p",
-            "no:cacheprovider",
-            "-o",
-            "junit_family=xunit1",
-            f"--junitxml={xml_path}",
-            *selected,
-        )
+        command = _command(settings, xml_path, selected)
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
         started = time.monotonic()
         try:
@@ -220,18 +210,8 @@ async def run_pytest(
             else ""
         )
         if outcome is not None:
-            what = "timed out" if outcome is RunOutcome.TIMEOUT else "was cancelled"
-            limit = (
-                f" after {timeout_s:g} s (impactLs.testTimeoutS)"
-                if outcome is RunOutcome.TIMEOUT
-                else ""
-            )
-            return TestRun(
-                outcome=outcome,
-                message=f"pytest {what}{limit}; it was stopped",
-                duration_s=duration,
-                command=command,
-                selected=selected,
+            return _stopped(
+                outcome, timeout_s, duration=duration, command=command, selected=selected
             )
         return _finish(
             proc.returncode,
@@ -241,6 +221,41 @@ async def run_pytest(
             selected=selected,
             duration=duration,
         )
+
+
+def _command(settings: Settings, xml_path: Path, selected: tuple[str, ...]) -> tuple[str, ...]:
+    return (
+        *pytest_command(settings),
+        "-v",
+        "--color=no",
+        "-p",
+        "no:cacheprovider",
+        "-o",
+        "junit_family=xunit1",
+        f"--junitxml={xml_path}",
+        *selected,
+    )
+
+
+def _stopped(
+    outcome: RunOutcome,
+    timeout_s: float,
+    *,
+    duration: float,
+    command: tuple[str, ...],
+    selected: tuple[str, ...],
+) -> TestRun:
+    what = "timed out" if outcome is RunOutcome.TIMEOUT else "was cancelled"
+    limit = (
+        f" after {timeout_s:g} s (impactLs.testTimeoutS)" if outcome is RunOutcome.TIMEOUT else ""
+    )
+    return TestRun(
+        outcome=outcome,
+        message=f"pytest {what}{limit}; it was stopped",
+        duration_s=duration,
+        command=command,
+        selected=selected,
+    )
 
 
 async def _wait(

@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from impact_ls.analysis.binding import bind_arguments, find_breaks
+from impact_ls.analysis.binding import bind_arguments, bind_sites, find_breaks
+from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.model import (
     ArgShape,
     Break,
     Change,
     ChangeType,
+    Edge,
+    EdgeKind,
+    Member,
     Param,
     ParamKind,
     QualName,
     Relation,
+    Site,
+    Span,
 )
 
 PO = ParamKind.POSITIONAL_ONLY
@@ -48,9 +56,6 @@ def _sig(before: tuple[Param, ...], after: tuple[Param, ...], *, method: bool = 
 
 LOGIN_BEFORE = (_p("self"), _p("user"))
 LOGIN_AFTER = (_p("self"), _p("user"), _p("mfa_code"))
-
-
-# ----------------------------------------------------------------------------- method-signature
 
 
 def test_added_required_param_is_a_missing_argument_at_a_bound_call() -> None:
@@ -147,9 +152,6 @@ def test_body_add_and_incomplete_changes_never_break_a_site() -> None:
         assert find_breaks(change, args=args, relation=Relation.CALLERS) == ()
 
 
-# ----------------------------------------------------------------------------- other change types
-
-
 def test_any_reference_to_a_deleted_symbol_breaks() -> None:
     change = _change(
         ChangeType.DELETE, entity="pkg.auth.helper", removed_names=("pkg.auth.helper",)
@@ -243,9 +245,6 @@ def test_import_change_that_removed_nothing_breaks_nothing() -> None:
     assert find_breaks(change, args=None, relation=Relation.IMPORTED_BY) == ()
 
 
-# ----------------------------------------------------------------------------- bind_arguments
-
-
 @pytest.mark.parametrize(
     ("params", "args", "expected"),
     [
@@ -318,3 +317,76 @@ def test_bind_arguments_skips_the_bound_first_param() -> None:
     # def method(*args): the implicit self goes into *args, nothing to skip
     star_only = (_p("args", VP),)
     assert bind_arguments(star_only, ArgShape(positional=3), skip_first=True) == ()
+
+
+def _member(entity: str, distance: int, *sites: Site) -> Member:
+    return Member(
+        entity=QualName(entity),
+        file=sites[0].file,
+        line=sites[0].span.line,
+        distance=distance,
+        relations=(Relation.CALLED_BY,),
+        via=QualName("pkg.auth.LoginService.login"),
+        sites=sites,
+        seed=QualName("pkg.auth.LoginService.login"),
+    )
+
+
+def _call(file: str, line: int, positional: int, *, name_matched: bool = False) -> Site:
+    return Site(
+        file=file,
+        span=Span(line=line, col=4, end_line=line, end_col=20),
+        args=ArgShape(positional=positional),
+        name_matched=name_matched,
+        relation=Relation.CALLED_BY,
+    )
+
+
+def test_bind_sites_binds_each_site_of_distance_one_members_only() -> None:
+    change = _sig(LOGIN_BEFORE, LOGIN_AFTER)
+    short, full = _call("pkg/api.py", 4, 1), _call("pkg/api.py", 9, 2)
+    guessed = _call("pkg/views.py", 7, 1, name_matched=True)
+    near = _member("pkg.api.handle", 1, short, full)
+    matched = _member("pkg.views.page", 1, guessed)
+    far = _member("pkg.api.route", 2, _call("pkg/api.py", 30, 1))
+    breaks = bind_sites([near, matched, far], [change], CodeGraph())
+    missing = (Break(kind="missing-argument", detail="missing required argument 'mfa_code'"),)
+    assert breaks.at(near, short) == missing
+    assert breaks.at(near, full) == ()
+    assert breaks.at(matched, guessed) == ()  # a name-matched site proves nothing
+    assert breaks.at(far, far.sites[0]) == ()  # beyond distance 1 nothing is bound
+    assert list(breaks.by_site) == [(near.seed, near.entity, short)]
+
+
+def test_bind_sites_tells_import_sites_apart_by_the_name_each_imports() -> None:
+    change = _change(
+        ChangeType.IMPORT, entity="pkg.auth", removed_names=("pkg.util.helper as helper",)
+    )
+    takes_helper = Site(file="pkg/api.py", span=Span(line=2, end_line=2, end_col=30))
+    takes_other = Site(file="pkg/cli.py", span=Span(line=1, end_line=1, end_col=25))
+    graph = CodeGraph.of(
+        [],
+        [
+            Edge(
+                source=QualName("pkg.api"),
+                target=QualName("pkg.auth.helper"),
+                kind=EdgeKind.IMPORT,
+                file="pkg/api.py",
+                span=takes_helper.span,
+            ),
+            Edge(
+                source=QualName("pkg.cli"),
+                target=QualName("pkg.auth.other"),
+                kind=EdgeKind.IMPORT,
+                file="pkg/cli.py",
+                span=takes_other.span,
+            ),
+        ],
+    )
+    api = replace(_member("pkg.api", 1, takes_helper), seed=QualName("pkg.auth"))
+    cli = replace(_member("pkg.cli", 1, takes_other), seed=QualName("pkg.auth"))
+    breaks = bind_sites([api, cli], [change], graph)
+    assert breaks.at(api, takes_helper) == (
+        Break(kind="removed-import", detail="pkg.auth no longer imports helper"),
+    )
+    assert breaks.at(cli, takes_other) == ()

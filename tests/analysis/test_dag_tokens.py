@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from impact_ls.analysis.dag import _tokens
-from impact_ls.analysis.tokens import estimate_tokens, estimate_tokens_of_length
+from impact_ls.analysis.dag import _tokens, estimate_tokens
+from impact_ls.analysis.dag import _tokens_of_length as estimate_tokens_of_length
 from impact_ls.model import Dag, DagEdge, DagNode, QualName
 
 

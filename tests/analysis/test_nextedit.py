@@ -37,8 +37,6 @@ from impact_ls.model import (
 )
 from impact_ls.server.llm_http import HttpCompletionClient
 
-# ----------------------------------------------------------------------------- fixture source
-
 # Every body holds a marker that must never reach the model.
 BASELINE = """
 class LoginService:
@@ -215,9 +213,6 @@ BATCH_ORDER = (
 FAILED = NextEdits(items=BATCH_ORDER, failed=True, fallback="batch_order", source="batch_order")
 
 
-# ----------------------------------------------------------------------------- a real HTTP server
-
-
 @dataclass
 class Received:
     path: str
@@ -299,9 +294,6 @@ def _assert_one_clean_request(stub: StubLLM, inputs: Inputs) -> dict[str, object
     return body
 
 
-# ----------------------------------------------------------------------------- the HTTP round trip
-
-
 def test_valid_reply_is_used(llm: StubLLM, inputs: Inputs) -> None:
     llm.content = json.dumps(
         {
@@ -320,6 +312,29 @@ def test_valid_reply_is_used(llm: StubLLM, inputs: Inputs) -> None:
         ),
         source="llm",
     )
+
+
+def test_a_site_that_must_change_comes_before_one_that_may(llm: StubLLM, inputs: Inputs) -> None:
+    llm.content = json.dumps(
+        {
+            "next_edits": [
+                {"entity": "pkg.registry.dispatch", "reason": "check the registry"},
+                {"entity": "pkg.views.login_view", "reason": "pass mfa_code to login"},
+            ]
+        }
+    )
+    result = _decide(inputs, llm.client())
+    assert (result.source, [i.entity for i in result.items]) == (
+        "llm",
+        ["pkg.views.login_view", "pkg.registry.dispatch"],
+    )
+
+
+def test_a_reply_naming_no_site_that_must_change_falls_back(llm: StubLLM, inputs: Inputs) -> None:
+    llm.content = json.dumps(
+        {"next_edits": [{"entity": "pkg.registry.dispatch", "reason": "check the registry"}]}
+    )
+    assert _decide(inputs, llm.client()) == FAILED
 
 
 def test_fenced_reply_is_used(llm: StubLLM, inputs: Inputs) -> None:
@@ -386,9 +401,6 @@ def test_client_exception_of_any_kind_falls_back(inputs: Inputs) -> None:
             raise RuntimeError("boom")
 
     assert (_decide(inputs, Broken()), Broken.calls) == (FAILED, 1)
-
-
-# ----------------------------------------------------------------------------- the prompt
 
 
 def test_prompt_order_and_content(inputs: Inputs) -> None:
@@ -485,9 +497,6 @@ def test_prompt_caps_entities_and_summaries(inputs: Inputs) -> None:
     assert len(impact_map["dag"]["edges"]) == 49
 
 
-# ----------------------------------------------------------------------------- the reply
-
-
 ALLOWED = {"pkg.a.f", "pkg.b.g"}
 
 
@@ -535,9 +544,6 @@ def test_parse_reply_keeps_reasons_to_one_short_line() -> None:
     assert parsed is not None
     assert parsed.items[0].reason.startswith("a b xxx")
     assert len(parsed.items[0].reason) == 200
-
-
-# ----------------------------------------------------------------------------- fallback and next
 
 
 def test_batch_order_puts_must_before_may_and_keeps_stragglers(inputs: Inputs) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from impact_ls.analysis.testmap import format_test_map, map_tests
 from impact_ls.graph.codegraph import CodeGraph
+from impact_ls.graph.collection import Collection
 from impact_ls.model import (
     Change,
     ChangeType,
@@ -46,6 +47,10 @@ def _edge(source: str, target: str, kind: EdgeKind, file: str, line: int, **kw) 
     return Edge(
         source=Q(source), target=Q(target), kind=kind, file=file, span=Span(line=line), **kw
     )
+
+
+def _hit(file: str, test: str, conf: float, entity: str) -> TestHit:
+    return TestHit(file=file, test=TestId(test), conf=conf, entity=Q(entity))
 
 
 def _graph() -> CodeGraph:
@@ -126,11 +131,20 @@ def test_weights_follow_the_widest_path():
         max_pairs=256,
     )
     assert hits == (
-        TestHit(file="pkg/auth.py", test=TestId("tests/test_api.py::test_handle"), conf=1.0),
-        TestHit(file="pkg/auth.py", test=TestId("tests/test_auth.py::test_login"), conf=1.0),
-        TestHit(file="pkg/auth.py", test=TestId("tests/test_fix.py::test_with_user"), conf=1.0),
-        TestHit(file="pkg/auth.py", test=TestId("tests/test_flow.py::test_sign_in"), conf=0.56),
-        TestHit(file="pkg/auth.py", test=TestId("tests/test_smoke.py::test_imports"), conf=0.45),
+        _hit("pkg/auth.py", "tests/test_api.py::test_handle", 1.0, "tests.test_api.test_handle"),
+        _hit("pkg/auth.py", "tests/test_auth.py::test_login", 1.0, "tests.test_auth.test_login"),
+        _hit(
+            "pkg/auth.py", "tests/test_fix.py::test_with_user", 1.0, "tests.test_fix.test_with_user"
+        ),
+        _hit(
+            "pkg/auth.py", "tests/test_flow.py::test_sign_in", 0.56, "tests.test_flow.test_sign_in"
+        ),
+        _hit(
+            "pkg/auth.py",
+            "tests/test_smoke.py::test_imports",
+            0.45,
+            "tests.test_smoke.test_imports",
+        ),
     )
 
 
@@ -197,5 +211,109 @@ def test_reexported_name_reaches_tests_importing_the_package():
         max_pairs=256,
     )
     assert hits == (
-        TestHit(file="pkg/impl.py", test=TestId("tests/test_pkg.py::test_f"), conf=0.45),
+        _hit("pkg/impl.py", "tests/test_pkg.py::test_f", 0.45, "tests.test_pkg.test_f"),
     )
+
+
+def _collected_graph() -> CodeGraph:
+    """A base test class in one module, run again by a subclass in another; a unittest method."""
+    return CodeGraph.of(
+        [
+            _node("pkg.auth.login", NodeKind.FUNCTION, "pkg/auth.py", 5),
+            _node(
+                "tests.test_base.TestBase.test_login",
+                NodeKind.TEST,
+                "tests/test_base.py",
+                3,
+                "tests/test_base.py::TestBase::test_login",
+            ),
+            _node(
+                "tests.test_base.TestBase.test_other",
+                NodeKind.TEST,
+                "tests/test_base.py",
+                9,
+                "tests/test_base.py::TestBase::test_other",
+            ),
+            _node("tests.test_case.LoginCase.test_login", NodeKind.METHOD, "tests/test_case.py", 4),
+        ],
+        [
+            _edge(
+                "tests.test_base.TestBase.test_login",
+                "pkg.auth.login",
+                K.TESTS,
+                "tests/test_base.py",
+                4,
+            ),
+            _edge(
+                "tests.test_base.TestBase.test_other",
+                "pkg.auth.login",
+                K.TESTS,
+                "tests/test_base.py",
+                10,
+            ),
+            _edge(
+                "tests.test_case.LoginCase.test_login",
+                "pkg.auth.login",
+                K.CALL,
+                "tests/test_case.py",
+                5,
+            ),
+        ],
+    )
+
+
+COLLECTED = Collection(
+    {
+        TestId("tests/test_base.py::TestBase::test_login"): Q(
+            "tests.test_base.TestBase.test_login"
+        ),
+        TestId("tests/test_sub.py::TestSub::test_login"): Q("tests.test_base.TestBase.test_login"),
+        TestId("tests/test_case.py::LoginCase::test_login"): Q(
+            "tests.test_case.LoginCase.test_login"
+        ),
+    }
+)
+
+
+def test_every_collected_id_of_a_reached_definition_is_reported():
+    hits = map_tests(
+        [_change("pkg.auth.login")],
+        [],
+        _collected_graph(),
+        min_conf=0.45,
+        max_pairs=256,
+        collection=COLLECTED,
+    )
+    assert hits == (
+        _hit(
+            "pkg/auth.py",
+            "tests/test_base.py::TestBase::test_login",
+            1.0,
+            "tests.test_base.TestBase.test_login",
+        ),
+        # a unittest method is a plain method to the extractor; its direct call is a tests edge
+        _hit(
+            "pkg/auth.py",
+            "tests/test_case.py::LoginCase::test_login",
+            1.0,
+            "tests.test_case.LoginCase.test_login",
+        ),
+        _hit(
+            "pkg/auth.py",
+            "tests/test_sub.py::TestSub::test_login",
+            1.0,
+            "tests.test_base.TestBase.test_login",
+        ),
+    )
+    # ``test_other`` is a test node the collection lacks (say ``__test__ = False``): not reported
+    assert all("test_other" not in h.test for h in hits)
+
+
+def test_without_a_collection_each_test_node_is_its_defining_id():
+    hits = map_tests(
+        [_change("pkg.auth.login")], [], _collected_graph(), min_conf=0.45, max_pairs=256
+    )
+    assert [h.test for h in hits] == [
+        "tests/test_base.py::TestBase::test_login",
+        "tests/test_base.py::TestBase::test_other",
+    ]

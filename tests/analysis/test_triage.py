@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
+from impact_ls.analysis.binding import Breaks, bind_sites
 from impact_ls.analysis.rank import Ranked, rank_members
 from impact_ls.analysis.triage import triage_members
 from impact_ls.analysis.walk import walk_dependents
@@ -82,10 +85,27 @@ TWO = ArgShape(positional=2)
 STAR = ArgShape(positional=0, star=True)
 
 
+def _scripted(ranked, rule, changes) -> Breaks:
+    """Binding's verdicts for distance-1 sites under a scripted ``rule`` instead of the real one."""
+    change_of: dict[QualName, Change] = {}
+    for change in changes:
+        change_of.setdefault(change.entity, change)
+    found = {}
+    for item in ranked:
+        member = item.member
+        if member.distance != 1 or member.seed not in change_of:
+            continue
+        for site in member.sites:
+            relation = site.relation or member.relations[0]
+            breaks = rule(change_of[member.seed], args=site.args, relation=relation)
+            if breaks:
+                found[(member.seed, member.entity, site)] = tuple(breaks)
+    return Breaks(MappingProxyType(found))
+
+
 def _triage(ranked, hidden=(), changes=(CHANGE,)):
-    return triage_members(
-        ranked, changes, CodeGraph(), breaks_of=_breaks, hidden=hidden, settings=Settings()
-    )
+    breaks = _scripted(ranked, _breaks, changes)
+    return triage_members(ranked, changes, breaks=breaks, hidden=hidden, settings=Settings())
 
 
 def _rows(entries: tuple[TriageEntry, ...]) -> list[tuple]:
@@ -220,8 +240,7 @@ def test_a_site_is_reported_once_in_its_highest_bucket():
     triage = triage_members(
         [also, broken],
         [CHANGE, body],
-        CodeGraph(),
-        breaks_of=breaks,
+        breaks=_scripted([also, broken], breaks, [CHANGE, body]),
         hidden=(),
         settings=Settings(),
     )
@@ -229,24 +248,6 @@ def test_a_site_is_reported_once_in_its_highest_bucket():
         ("pkg.api.handle", 4, SEED)
     ]
     assert triage.may_impact == () and triage.low_risk == ()
-
-
-def test_breaks_are_only_checked_at_distance_one():
-    calls: list[ArgShape | None] = []
-
-    def breaks(change: Change, *, args, relation, name_matched=False):
-        calls.append(args)
-        return ()
-
-    ranked = [
-        _ranked("pkg.api.handle", 1, [_site("pkg/api.py", 4, ONE)], lex=0.5),
-        _ranked("pkg.api.route", 2, [_site("pkg/api.py", 30, TWO)], lex=0.5),
-    ]
-    triage = triage_members(
-        ranked, [CHANGE], CodeGraph(), breaks_of=breaks, hidden=(), settings=Settings()
-    )
-    assert calls == [ONE]
-    assert [e.entity for e in triage.may_impact] == ["pkg.api.handle", "pkg.api.route"]
 
 
 def test_real_binding_through_walk_and_rank_for_an_import_change():
@@ -279,7 +280,8 @@ def test_real_binding_through_walk_and_rank_for_an_import_change():
     )
     walk = walk_dependents(change, graph, max_depth=3, max_nodes=200)
     ranked = rank_members(walk.members, change, graph, cochange={}, test_conf={})
-    triage = triage_members(ranked, [change], graph, hidden=(), settings=Settings())
+    breaks = bind_sites(walk.members, [change], graph)
+    triage = triage_members(ranked, [change], breaks=breaks, hidden=(), settings=Settings())
     assert [(e.entity, e.line, e.breaks[0].detail) for e in triage.must_inspect] == [
         ("pkg.api", 2, "pkg.auth no longer imports helper")
     ]

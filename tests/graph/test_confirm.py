@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -79,8 +80,9 @@ def test_confirmed_queries_drop_rejected_edges(
         ("app.run", 7)  # undecided stays
     ]
     assert [
-        (e.source, e.span.line) for e in graph.callers_of("shapes.Session.open", confirmed=True)
-    ] == [("app.run", 6), ("app.run", 7)]
+        (e.source, e.span.line, e.name_matched)
+        for e in graph.callers_of("shapes.Session.open", confirmed=True)
+    ] == [("app.run", 6, False), ("app.run", 7, True)]  # confirmed loses its mark
 
 
 def test_answers_are_cached_per_file_content(project: Path, built: GraphBuilder, confirmer) -> None:
@@ -127,12 +129,54 @@ def test_edges_that_are_not_name_matched_or_have_no_text_are_undecided(confirmer
     assert confirmer(elsewhere) is None
 
 
-def test_over_budget_is_undecided_and_not_cached(project: Path, built: GraphBuilder) -> None:
+def test_over_budget_is_undecided_and_not_cached_but_queued(
+    project: Path, built: GraphBuilder
+) -> None:
     edge = _matched(built.graph, 6)["shapes.Door.open"]
     text_of = lambda f: (project / f).read_text(encoding="utf-8")  # noqa: E731
     hasty = JediConfirmer(project, text_of, node_of=built.graph.node, budget_s=0.0)
     try:
         assert hasty(edge) is None  # jedi cannot answer in no time
         assert hasty(edge) is None  # and while it still works, nobody queues behind it
+        assert hasty.confirm_pending() is True  # it waits for the background instead
     finally:
         hasty.close()
+
+
+def test_a_spent_budget_defers_to_the_background_which_fills_the_cache(
+    built: GraphBuilder, confirmer
+) -> None:
+    door = _matched(built.graph, 6)["shapes.Door.open"]
+    session = _matched(built.graph, 6)["shapes.Session.open"]
+    with confirmer.budget(0.0) as tally:
+        assert confirmer(door) is None
+        assert confirmer(session) is None
+    assert (tally.deferred, tally.asked) == (2, 2)
+    assert "2 left for later (time budget)" in tally.note()
+    finished = threading.Event()
+    decided: list[int] = []
+
+    def on_done(count: int) -> None:
+        decided.append(count)
+        finished.set()
+
+    assert confirmer.confirm_pending(on_done) is True
+    assert finished.wait(120)
+    assert decided == [2]
+    with confirmer.budget(0.0) as tally:  # cached now: no time needed
+        assert confirmer(door) is False
+        assert confirmer(session) is True
+    assert (tally.confirmed, tally.refuted, tally.deferred) == (1, 1, 0)
+    assert confirmer.confirm_pending(on_done) is False  # nothing left to decide
+
+
+def test_a_budget_lets_misses_run_jedi_and_counts_every_verdict(
+    built: GraphBuilder, confirmer
+) -> None:
+    with confirmer.budget(60.0) as tally:
+        for edge in (*_matched(built.graph, 6).values(), *_matched(built.graph, 7).values()):
+            confirmer(edge)
+    assert (tally.confirmed, tally.refuted, tally.undecided, tally.deferred) == (1, 1, 2, 0)
+    assert tally.note() == (
+        "jedi checked 4 name-matched call candidates: 1 confirmed, 1 refuted, 2 undecided"
+    )

@@ -48,9 +48,21 @@ async def test_requests_for_unknown_documents_answer_nothing(shop: Path) -> None
             )
             is None
         )
-        # a change or close for a document that was never opened is ignored
+        # a change or close for a document that was never opened is ignored, without a pop-up
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=unknown.uri, version=3),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text="x = 1\n")],
+            )
+        )
         client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=unknown))
         assert (await command(client, "impact.showBlastRadius"))["changes"] == []
+        assert client.messages == []  # no "Error in server: KeyError: 'file:///…'" toast
+        # and a real edit afterwards is analyzed as usual
+        pricing = Doc(client, shop / "shop/pricing.py")
+        pricing.replace(SIG_OLD, SIG_NEW)
+        await until(lambda: diagnostics(client, shop / "shop/invoice.py"), what="warnings")
+        assert client.messages == []
 
 
 async def test_a_file_outside_the_workspace_is_not_analyzed(shop: Path, tmp_path: Path) -> None:
@@ -108,7 +120,10 @@ async def test_two_hundred_changes_in_two_seconds(shop: Path) -> None:
             lambda: [d for d in diagnostics(client, invoice) if "currency_199" in d.message],
             what="diagnostics of the final text",
         )
-        assert final.message.startswith("method-signature changed (added param currency_199)")
+        assert final.message.startswith(
+            "missing required argument 'currency_199' — method-signature changed "
+            "(added param currency_199)"
+        )
         assert len(diagnostics(client, invoice)) == 1
         found = await lenses(client, pricing)
         assert found[0].command is not None
@@ -221,3 +236,30 @@ async def test_an_llm_answer_orders_the_next_edit(shop: Path) -> None:
             await until_async(
                 lambda: _next_edit_titles(client, shop, pricing), expected, what="the LLM's order"
             )
+
+
+async def test_a_file_over_max_file_bytes_is_said_in_the_editor_log(shop: Path) -> None:
+    big = shop / "shop" / "generated.py"
+    big.write_text(
+        "from shop.pricing import price\n\n\ndef table():\n    return price(1, 2)\n"
+        + "# padding\n" * 300,
+        encoding="utf-8",
+    )
+    async with serve(shop, options={"maxFileBytes": 2000}) as client:
+        await until(lambda: indexed(client), what="indexing")
+
+        def logged(text: str) -> list[str]:
+            return [m.message for m in client.log_messages if text in m.message]
+
+        [line] = await until(lambda: logged("generated.py"), what="the skip in the log")
+        assert line.startswith("impact-ls: skipped shop/generated.py: larger than 2000 bytes")
+        assert line.endswith("(raise maxFileBytes to include it)")
+        # opening and editing it says so once more, once, and shows nothing else
+        doc = Doc(client, big)
+        doc.replace("def table():", "def table(x):")
+        await until(lambda: logged("is not analyzed"), what="the open file's note")
+        doc.replace("def table(x):", "def table(y):")
+        await asyncio.sleep(0.5)
+        assert len(logged("is not analyzed")) == 1
+        assert client.messages == []
+        assert await lenses(client, doc) == []

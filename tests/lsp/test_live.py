@@ -39,6 +39,7 @@ async def test_initialize_advertises_sync_lenses_actions_and_every_command(shop:
         assert sorted(caps.execute_command_provider.commands) == [
             "impact.openLocation",
             "impact.reindex",
+            "impact.renderBlastRadius",
             "impact.runAffectedTests",
             "impact.showBlastRadius",
             "impact.showLocations",
@@ -71,9 +72,10 @@ async def test_signature_edit_warns_in_other_files_until_fixed_or_undone(shop: P
         assert at_cart.range == types.Range(
             start=types.Position(line=18, character=19), end=types.Position(line=18, character=43)
         )
+        # what broke leads, so a Problems panel that cuts the line keeps it
         assert at_cart.message == (
-            "method-signature changed (added param currency) → shop.cart.Cart.total "
-            "must re-bind via CalledBy: missing required argument 'currency'"
+            "missing required argument 'currency' — method-signature changed (added param "
+            "currency) → shop.cart.Cart.total must re-bind via CalledBy"
         )
         [related] = at_cart.related_information or []
         assert related.location.uri == pricing.uri
@@ -163,10 +165,10 @@ async def test_lenses_on_the_changed_definition(shop: Path) -> None:
             if lens.command
         ] == [
             (3, "Blast radius: 4 must · 1 may · 1 batch", "impact.showBlastRadius"),
-            (3, "Batch 1 · 6 sites: price → Cart.total → line → …", "impact.showLocations"),
             (3, "Run 4 affected tests", "impact.runAffectedTests"),
+            (3, "Batch 1 · 6 sites: Cart.total → line → …", "impact.showLocations"),
         ]
-        batch = found[1].command
+        batch = found[2].command
         assert batch is not None and batch.arguments is not None
         uri, position, locations = batch.arguments
         assert uri == pricing.uri
@@ -199,8 +201,7 @@ async def test_next_edit_action_opens_the_first_site(shop: Path) -> None:
         found = await actions(client, pricing, line=3, character=6)
         titles = [a.title for a in found]
         assert titles == [
-            "Next edit: Cart.total — method-signature changed (added param currency) → "
-            "shop.cart.Cart.total must re-bind via CalledBy",
+            "Next edit: Cart.total — missing required argument 'currency'",
             "Show blast radius",
             "Run 4 affected tests",
         ]
@@ -221,6 +222,43 @@ async def test_next_edit_action_opens_the_first_site(shop: Path) -> None:
         assert next(a.title for a in at_site).startswith("Next edit: line — ")
         # nowhere near a change: no action
         assert await actions(client, pricing, line=10) == []
+
+
+async def test_every_must_site_offers_all_three_actions_and_next_edit_visits_them_all(
+    shop: Path,
+) -> None:
+    async with serve(shop) as client:
+        pricing = Doc(client, shop / "shop/pricing.py")
+        pricing.replace(SIG_OLD, SIG_NEW)
+        await until(lambda: diagnostics(client, shop / "shop/invoice.py"), what="warnings")
+        docs: dict[str, Doc] = {}
+        # follow "Next edit" from the definition, site after site, as an eglot user would
+        found = await actions(client, pricing, line=3, character=6)
+        visited: list[tuple[str, int]] = []
+        for _ in range(6):
+            command = found[0].command
+            assert command is not None and command.command == "impact.openLocation"
+            [where] = command.arguments or []
+            path = Path(where["uri"].removeprefix("file://"))
+            line = where["range"]["start"]["line"]
+            visited.append((path.relative_to(shop).as_posix(), line))
+            doc = docs.get(str(path)) or docs.setdefault(str(path), Doc(client, path))
+            found = await actions(
+                client, doc, line=line, character=where["range"]["start"]["character"]
+            )
+            titles = [a.title for a in found]
+            assert titles[0].startswith("Next edit: "), titles
+            assert titles[1:] == ["Show blast radius", "Run 4 affected tests"]
+            show = found[1].command
+            assert show is not None and list(show.arguments or []) == [pricing.uri]
+        # the four MUST sites in order, then round again: never the MAY site (test_cart.py)
+        assert visited[:4] == [
+            ("shop/cart.py", 18),
+            ("shop/invoice.py", 7),
+            ("tests/test_pricing.py", 4),
+            ("tests/test_pricing.py", 8),
+        ]
+        assert visited[4:] == visited[:2]
 
 
 async def test_multi_root_workspaces_are_analyzed_separately(shop: Path, shop_no_git: Path) -> None:

@@ -1,12 +1,15 @@
-"""SARIF 2.1.0 output: structure, rules, 1-based regions, golden file."""
+"""SARIF 2.1.0 output: the official schema, rules, 1-based regions, encoded URIs, golden file."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 from collections.abc import Callable
+from functools import cache
+from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 import impact_ls
@@ -16,6 +19,21 @@ from impact_ls.report.sarif import report_to_sarif
 Reports = dict[str, Callable[[], Report]]
 CASES = ("report_empty", "report_signature_change")
 _LEVELS = {"none", "note", "warning", "error"}
+# The SARIF 2.1.0 schema our output names in "$schema", vendored (see schema/NOTICE.md).
+SCHEMA = Path(__file__).with_name("schema") / "sarif-2.1.0.json"
+
+
+@cache
+def _validator() -> jsonschema.Draft7Validator:
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    jsonschema.Draft7Validator.check_schema(schema)
+    return jsonschema.Draft7Validator(schema, format_checker=jsonschema.FormatChecker())
+
+
+def assert_valid_sarif(log: dict[str, Any]) -> None:
+    """Fail with every schema violation of ``log``, each with its JSON path."""
+    errors = sorted(_validator().iter_errors(log), key=lambda e: list(e.absolute_path))
+    assert not errors, "\n".join(f"{e.json_path}: {e.message}" for e in errors)
 
 
 def _check_structure(log: dict[str, Any]) -> None:
@@ -46,6 +64,52 @@ def _check_structure(log: dict[str, Any]) -> None:
             if "endColumn" in region:
                 assert end > (region["startLine"], region["startColumn"])
     json.dumps(log)  # plain JSON values only
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_sarif_validates_against_the_sarif_2_1_0_schema(case: str, reports: Reports) -> None:
+    assert_valid_sarif(report_to_sarif(reports[case]()))
+    assert_valid_sarif(report_to_sarif(reports[case](), root_uri="file:///home/me/my%20shop/"))
+
+
+def test_the_schema_check_catches_what_it_should(reports: Reports) -> None:
+    # The check itself can fail: a wrong level, a column of 0 and a raw non-ASCII path.
+    log = report_to_sarif(reports["report_signature_change"]())
+    result = log["runs"][0]["results"][0]
+    result["level"] = "fatal"
+    physical = result["locations"][0]["physicalLocation"]
+    physical["region"]["startColumn"] = 0
+    physical["artifactLocation"]["uri"] = "acme/módulo.py"
+    errors = list(_validator().iter_errors(log))
+    assert {e.json_path for e in errors} == {
+        "$.runs[0].results[0].level",
+        "$.runs[0].results[0].locations[0].physicalLocation.region.startColumn",
+        "$.runs[0].results[0].locations[0].physicalLocation.artifactLocation.uri",
+    }
+
+
+def test_non_ascii_and_spaces_in_paths_are_percent_encoded(reports: Reports) -> None:
+    report = reports["report_signature_change"]()
+    entry = dataclasses.replace(report.triage.must_inspect[0], file="acme/módulo de pago.py")
+    change = dataclasses.replace(report.changes[0], file="acme/ñandú.py")
+    report = dataclasses.replace(
+        report,
+        changes=(change,),
+        triage=dataclasses.replace(report.triage, must_inspect=(entry,)),
+    )
+    log = report_to_sarif(report)
+    assert_valid_sarif(log)
+    result = log["runs"][0]["results"][0]
+    artifact = result["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert artifact == {"uri": "acme/m%C3%B3dulo%20de%20pago.py", "uriBaseId": "%SRCROOT%"}
+    related = result["relatedLocations"][0]["physicalLocation"]["artifactLocation"]
+    assert related["uri"] == "acme/%C3%B1and%C3%BA.py"
+
+
+def test_the_root_is_given_as_the_base_of_every_uri(reports: Reports) -> None:
+    log = report_to_sarif(reports["report_signature_change"](), root_uri="file:///srv/shop/")
+    assert log["runs"][0]["originalUriBaseIds"] == {"%SRCROOT%": {"uri": "file:///srv/shop/"}}
+    assert "originalUriBaseIds" not in report_to_sarif(reports["report_empty"]())["runs"][0]
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -85,8 +149,10 @@ def test_results_map_buckets_to_rules(reports: Reports) -> None:
 
 def test_must_result_region_message_and_seed(reports: Reports) -> None:
     result = report_to_sarif(reports["report_signature_change"]())["runs"][0]["results"][1]
+    # What broke there first: a code-scanning list that cuts the line keeps the point.
     assert result["message"]["text"] == (
-        "method-signature changed (added param mfa_code) → login_view must re-bind via CalledBy"
+        "missing required argument 'mfa_code' — method-signature changed (added param mfa_code) "
+        "→ login_view must re-bind via CalledBy"
     )
     location = result["locations"][0]
     # The report's [[41, 8], [41, 30]] (0-based columns) is 1-based in SARIF.
@@ -101,10 +167,10 @@ def test_must_result_region_message_and_seed(reports: Reports) -> None:
         {
             "id": 0,
             "physicalLocation": {
-                "artifactLocation": {"uri": "pkg/auth.py"},
+                "artifactLocation": {"uri": "pkg/auth.py", "uriBaseId": "%SRCROOT%"},
                 "region": {"startLine": 12, "endLine": 16},
             },
-            "message": {"text": "method-signature of pkg.auth.LoginService.login"},
+            "message": {"text": "edited: LoginService.login, added param mfa_code"},
         }
     ]
 

@@ -142,7 +142,8 @@ def test_must_sites_are_warnings_at_the_exact_call_with_the_cause_and_the_change
     assert cart.severity == types.DiagnosticSeverity.Warning
     assert cart.code == "must-inspect"
     assert cart.source == "impact"
-    assert cart.message == CART.reason + ": missing required argument 'currency'"
+    # What broke first, then the cause: a Problems panel that cuts the line keeps the point.
+    assert cart.message == "missing required argument 'currency' — " + CART.reason
     assert cart.range == types.Range(
         start=types.Position(line=18, character=19), end=types.Position(line=18, character=42)
     )
@@ -168,7 +169,7 @@ def test_may_severity_information_hint_or_off_and_unanalyzable_says_so() -> None
         (
             types.DiagnosticSeverity.Information,
             "unanalyzable",
-            "unanalyzable: string-keyed getattr of 'price'",
+            "may reach price by name: string-keyed getattr of 'price'",
         )
     ]
     hint = present.report_diagnostics(_report(), locator=LOC, may_severity="hint")
@@ -230,12 +231,12 @@ def test_lenses_blast_radius_batches_and_tests() -> None:
     titles = [(lens.command.title, lens.command.command) for lens in lenses if lens.command]
     assert titles == [
         ("Blast radius: 2 must · 1 may · 2 batches", "impact.showBlastRadius"),
-        ("Batch 1 · 2 sites: price → Cart.total", "impact.showLocations"),
-        ("Batch 2 · 1 site: line", "impact.showLocations"),
         ("Run 2 affected tests", "impact.runAffectedTests"),
+        ("Batch 1 · 2 sites: Cart.total", "impact.showLocations"),
+        ("Batch 2 · 1 site: line", "impact.showLocations"),
     ]
     assert all(lens.range.start == types.Position(line=3, character=0) for lens in lenses)
-    uri, position, locations = lenses[1].command.arguments  # type: ignore[union-attr, misc]
+    uri, position, locations = lenses[2].command.arguments  # type: ignore[union-attr, misc]
     assert uri == "file:///w/shop/pricing.py"
     assert position == {"line": 3, "character": 0}
     assert [loc["uri"] for loc in locations] == [
@@ -243,7 +244,7 @@ def test_lenses_blast_radius_batches_and_tests() -> None:
         "file:///w/shop/cart.py",
     ]
     assert locations[1]["range"]["start"] == {"line": 18, "character": 19}
-    assert lenses[3].command.arguments == [  # type: ignore[union-attr]
+    assert lenses[1].command.arguments == [  # type: ignore[union-attr]
         {
             "uri": "file:///w/shop/pricing.py",
             "tests": ["tests/test_pricing.py::test_a", "tests/test_pricing.py::test_b"],
@@ -260,24 +261,30 @@ def test_long_batches_are_elided_in_the_lens_title() -> None:
         file="shop/pricing.py",
         locator=LOC,
     )
-    assert lenses[1].command is not None
-    assert lenses[1].command.title == "Batch 1 · 6 sites: price → f0 → f1 → …"
+    assert lenses[2].command is not None
+    assert lenses[2].command.title == "Batch 1 · 6 sites: f0 → f1 → …"
 
 
 def _titles(actions: list[types.CodeAction]) -> list[str]:
     return [a.title for a in actions]
 
 
+CART_POINT = "missing required argument 'currency'"
+INVOICE_POINT = "calls price, whose signature changed"
+
+
+def _at(line: int, character: int) -> types.Range:
+    pos = types.Position(line=line, character=character)
+    return types.Range(start=pos, end=pos)
+
+
 def test_actions_at_the_changed_definition_follow_the_batch_order_without_an_llm() -> None:
     report = _report()
-    at_def = types.Range(
-        start=types.Position(line=3, character=4), end=types.Position(line=3, character=4)
-    )
     actions = present.code_actions(
-        [report], file="shop/pricing.py", rng=at_def, locator=LOC, own=report
+        [report], file="shop/pricing.py", rng=_at(3, 4), locator=LOC, own=report
     )
     assert _titles(actions) == [
-        f"Next edit: Cart.total — {CART.reason}",
+        f"Next edit: Cart.total — {CART_POINT}",
         "Show blast radius",
         "Run 2 affected tests",
     ]
@@ -289,34 +296,74 @@ def test_actions_at_the_changed_definition_follow_the_batch_order_without_an_llm
             "range": {"start": {"line": 18, "character": 19}, "end": {"line": 18, "character": 42}},
         }
     ]
-    elsewhere = types.Range(
-        start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)
-    )
     assert (
         present.code_actions(
-            [report], file="shop/pricing.py", rng=elsewhere, locator=LOC, own=report
+            [report], file="shop/pricing.py", rng=_at(0, 0), locator=LOC, own=report
         )
         == []
     )
 
 
-def test_actions_at_a_must_site_point_to_the_next_one_then_to_the_tests() -> None:
+def test_every_must_site_offers_the_next_one_the_blast_radius_and_the_tests() -> None:
     report = _report()
-    at_cart = types.Range(
-        start=types.Position(line=18, character=25), end=types.Position(line=18, character=25)
-    )
     warning = present.report_diagnostics(report, locator=LOC)["file:///w/shop/cart.py"]
     actions = present.code_actions(
-        [report], file="shop/cart.py", rng=at_cart, locator=LOC, context=warning
+        [report], file="shop/cart.py", rng=_at(18, 25), locator=LOC, context=warning
     )
-    assert _titles(actions) == [f"Next edit: line — {INVOICE.reason}"]
+    assert _titles(actions) == [
+        f"Next edit: line — {INVOICE_POINT}",
+        "Show blast radius",
+        "Run 2 affected tests",
+    ]
     assert actions[0].kind == types.CodeActionKind.QuickFix
     assert actions[0].diagnostics == warning
-    at_invoice = types.Range(
-        start=types.Position(line=7, character=14), end=types.Position(line=7, character=14)
+    show = actions[1].command
+    assert show is not None and show.arguments == ["file:///w/shop/pricing.py"]
+    # the last site of the order: the next edit goes round to the first
+    last = present.code_actions([report], file="shop/invoice.py", rng=_at(7, 14), locator=LOC)
+    assert _titles(last) == [
+        f"Next edit: Cart.total — {CART_POINT}",
+        "Show blast radius",
+        "Run 2 affected tests",
+    ]
+
+
+def test_the_only_must_site_still_offers_all_three() -> None:
+    report = _report(triage=Triage(must_inspect=(CART,), may_impact=(PLUGIN,)))
+    actions = present.code_actions([report], file="shop/cart.py", rng=_at(18, 25), locator=LOC)
+    assert _titles(actions) == [
+        f"Next edit: Cart.total — {CART_POINT}",  # itself: the one edit left to make
+        "Show blast radius",
+        "Run 2 affected tests",
+    ]
+
+
+def test_a_may_site_is_never_the_next_edit_while_a_must_site_exists() -> None:
+    report = _report(
+        next_edits=NextEdits(
+            items=(
+                NextEdit(entity=PLUGIN.entity, reason="look at the plugins"),
+                NextEdit(entity=CART.entity, reason=CART.reason),
+            ),
+            failed=True,
+            fallback="batch_order",
+        )
     )
-    last = present.code_actions([report], file="shop/invoice.py", rng=at_invoice, locator=LOC)
-    assert _titles(last) == ["Run 2 affected tests"]
+    targets = present.next_targets(report, locator=LOC)
+    assert [t.entity for t in targets] == ["shop.cart.Cart.total", "shop.invoice.line"]
+    may_only = _report(
+        triage=Triage(may_impact=(PLUGIN,)),
+        next_edits=NextEdits(
+            items=(NextEdit(entity=PLUGIN.entity, reason=PLUGIN.reason),),
+            failed=True,
+            fallback="batch_order",
+        ),
+    )
+    [target] = present.next_targets(may_only, locator=LOC)
+    assert (target.entity, target.reason) == (
+        "shop.plugins.load",
+        "may reach price by name: string-keyed getattr of 'price'",
+    )
 
 
 def test_llm_next_edits_take_precedence_over_the_batch_order() -> None:

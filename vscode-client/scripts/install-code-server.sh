@@ -46,9 +46,11 @@ fi
 command -v rg >/dev/null || { log "ripgrep (rg) is missing"; exit 1; }
 [[ -f /usr/include/node/node.h ]] || { log "Node headers missing in /usr/include/node"; exit 1; }
 
-WORK="$DEST.partial"
-rm -rf "$WORK"
-mkdir -p "$WORK"
+# A folder of this run's own: two installs at once (parallel CI jobs on one machine) must not
+# build in, or delete, each other's tree; the first to finish wins and the other reuses it.
+mkdir -p "$CACHE_DIR"
+WORK="$(mktemp -d "$DEST.partial.XXXXXX")"
+trap 'rm -rf "$WORK"' EXIT
 log "npm pack code-server@$VERSION"
 (cd "$WORK" && npm pack --silent "code-server@$VERSION" >/dev/null && tar xzf "code-server-$VERSION.tgz" && rm "code-server-$VERSION.tgz")
 PKG="$WORK/package"
@@ -87,8 +89,12 @@ chmod +x "$PKG/out/node/entry.js"
 log "checking that the server starts"
 "$PKG/out/node/entry.js" --version >&2
 
-rm -rf "$DEST"
-mv "$WORK" "$DEST"
-touch "$MARKER"
-log "installed in $DEST"
+if [[ -f "$MARKER" ]]; then
+  log "another install finished first; using $DEST"
+else
+  rm -rf "$DEST"
+  mv "$WORK" "$DEST"
+  touch "$MARKER"
+  log "installed in $DEST"
+fi
 echo "$DEST"

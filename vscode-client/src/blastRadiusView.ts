@@ -23,9 +23,10 @@ export const REPORT_CHANGED_NOTIFICATION = 'impact/reportChanged';
 const DIAGNOSTIC_SOURCE = 'impact';
 const REFRESH_DELAY_MS = 300;
 
+// The colours the Problems panel gives the same icons.
 const ICON_COLORS: Partial<Record<string, string>> = {
-  error: 'list.errorForeground',
-  warning: 'list.warningForeground',
+  warning: 'problemsWarningIcon.foreground',
+  info: 'problemsInfoIcon.foreground',
 };
 
 /** The tree data provider behind `impact.blastRadius`. */

@@ -1,6 +1,6 @@
 /**
- * Entry point: wires the logger, status item, Blast Radius view, commands and the server
- * manager together, then starts `<interpreter> -m impact_ls serve`.
+ * Entry point: wires the logger, status item, Blast Radius view and its graph, commands and the
+ * server manager together, then starts `<interpreter> -m impact_ls serve`.
  */
 
 import * as vscode from 'vscode';
@@ -11,6 +11,7 @@ import { createLogger } from './common/logger';
 import { ImpactServer, loadServerInfo } from './common/server';
 import { ImpactStatus } from './common/status';
 import { onDidChangePythonInterpreter } from './common/vscodeapi';
+import { GraphView, SHOW_GRAPH_COMMAND } from './graphView';
 
 let server: ImpactServer | undefined;
 
@@ -29,6 +30,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   server = impactServer;
   const refresher = new BlastRadiusRefresher(impactServer, view, log);
   commands.attach(impactServer, refresher);
+  const graph = new GraphView(impactServer, () => view.scope, log);
 
   context.subscriptions.push(
     log,
@@ -36,6 +38,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     view,
     refresher,
     ...commands.register(),
+    graph,
+    vscode.commands.registerCommand(SHOW_GRAPH_COMMAND, () => graph.show()),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration('impact')) {
         void impactServer.settingsChanged();

@@ -44,7 +44,13 @@ export interface ProcessRunner {
 
 export type ImportCheck =
   | { ok: true; version: string }
-  | { ok: false; reason: 'interpreter-missing' | 'not-installed' | 'failed'; detail: string };
+  | {
+      ok: false;
+      reason: 'interpreter-missing' | 'not-installed' | 'failed';
+      detail: string;
+      /** The interpreter's own path (`sys.executable`) when it ran, e.g. `/usr/bin/python3.11`. */
+      executable?: string;
+    };
 
 export interface Log {
   info(message: string): void;
@@ -56,16 +62,27 @@ export const IMPORT_CHECK_TIMEOUT_MS = 20_000;
 export const PIP_INSTALL_TIMEOUT_MS = 300_000;
 export const PIP_PACKAGE = 'impact-ls';
 
-// Prints the version on success; on failure the exception name tells "missing" from "broken".
+// Prints the version on success; on failure the exception name tells "missing" from "broken",
+// and "@ <sys.executable>" names the interpreter's real path (python3 is a name, not a path).
 const IMPORT_PROBE =
   'import sys\n' +
   'try:\n' +
   '    import impact_ls\n' +
   'except ModuleNotFoundError as exc:\n' +
-  '    sys.exit("missing: %s" % exc.name if exc.name and exc.name.split(".")[0] == "impact_ls" else "broken: %r" % exc)\n' +
+  '    sys.exit(("missing: %s" % exc.name if exc.name and exc.name.split(".")[0] == "impact_ls" else "broken: %r" % exc) + " @ " + sys.executable)\n' +
   'except Exception as exc:\n' +
-  '    sys.exit("broken: %r" % exc)\n' +
+  '    sys.exit("broken: %r @ %s" % (exc, sys.executable))\n' +
   'print(getattr(impact_ls, "__version__", "unknown"))\n';
+
+/** Split the probe's last line into its message and the interpreter path after " @ ". */
+function probeLine(line: string): { text: string; executable?: string } {
+  const at = line.lastIndexOf(' @ ');
+  if (at < 0) {
+    return { text: line };
+  }
+  const executable = line.slice(at + 3).trim();
+  return { text: line.slice(0, at), ...(executable !== '' ? { executable } : {}) };
+}
 
 /** Pick the interpreter: the setting, else the Python extension, else `python3`. */
 export async function resolveInterpreter(
@@ -139,21 +156,47 @@ export async function checkImpactLs(
       detail: `cannot run ${interpreter.command.join(' ')} (${result.error})`,
     };
   }
-  const lastLine = result.stderr.trim().split(/\r?\n/).pop() ?? '';
+  const { text: lastLine, executable } = probeLine(result.stderr.trim().split(/\r?\n/).pop() ?? '');
+  const where = executable ?? interpreter.command.join(' ');
   if (lastLine.startsWith('missing:')) {
     return {
       ok: false,
       reason: 'not-installed',
-      detail: `impact_ls is not installed in ${interpreter.command.join(' ')}`,
+      detail: `impact_ls is not installed for ${where}`,
+      ...(executable !== undefined ? { executable } : {}),
     };
   }
   return {
     ok: false,
     reason: 'failed',
-    detail: `${interpreter.command.join(' ')} could not import impact_ls: ${
+    detail: `${where} could not import impact_ls: ${
       lastLine || result.error || `exit status ${String(result.code)}`
     }`,
+    ...(executable !== undefined ? { executable } : {}),
   };
+}
+
+/**
+ * The not-installed notification: which interpreter (its real path, and the command it was
+ * given as when they differ, with where that came from) and the command that fixes it.
+ */
+export function notInstalledMessage(
+  interpreter: ResolvedInterpreter,
+  executable: string | undefined,
+): string {
+  const given = interpreter.command.join(' ');
+  const from: Record<InterpreterSource, string> = {
+    setting: 'the impact.interpreter setting',
+    'python-extension': "the Python extension's environment",
+    default: 'the default, as neither impact.interpreter nor the Python extension names one',
+  };
+  const path = executable ?? given;
+  const via = executable !== undefined && executable !== given ? ` (${given}, ` : ' (';
+  return (
+    `Impact: impact_ls is not installed for ${path}${via}${from[interpreter.source]}). ` +
+    `Fix: run ${path} -m pip install ${PIP_PACKAGE}, or set impact.interpreter to a Python ` +
+    'that has it.'
+  );
 }
 
 /** Explain where an interpreter came from, for the log and the status item. */

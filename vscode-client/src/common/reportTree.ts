@@ -67,10 +67,12 @@ export const BUCKET_LABELS: Record<Bucket, string> = {
   low_risk: 'LOW-RISK',
 };
 
+// The severities of the Problems panel: MUST-INSPECT sites are warnings there, MAY-IMPACT ones
+// information (by default), so the view uses those icons too; LOW-RISK sites are no problem.
 const BUCKET_ICONS: Record<Bucket, IconId> = {
-  must_inspect: 'error',
-  may_impact: 'warning',
-  low_risk: 'info',
+  must_inspect: 'warning',
+  may_impact: 'info',
+  low_risk: 'circle-outline',
 };
 
 function plural(count: number, word: string): string {

@@ -29,6 +29,7 @@ import {
   checkImpactLs,
   describeInterpreter,
   execFileRunner,
+  notInstalledMessage,
   pipInstallCommand,
   resolveInterpreter,
   serverCommand,
@@ -211,7 +212,7 @@ export class ImpactServer implements vscode.Disposable {
       log.error(check.detail);
       status.set({ kind: 'stopped', reason: check.detail });
       await setContext(RUNNING_CONTEXT_KEY, false);
-      void this.offerFix(interpreter, check.reason, check.detail);
+      void this.offerFix(interpreter, check.reason, check.detail, check.executable);
       return;
     }
     log.info(`impact_ls ${check.version} found`);
@@ -388,6 +389,7 @@ export class ImpactServer implements vscode.Disposable {
     interpreter: ResolvedInterpreter,
     reason: 'interpreter-missing' | 'not-installed' | 'failed',
     detail: string,
+    executable: string | undefined,
   ): Promise<void> {
     const install = 'Install impact-ls';
     const select = 'Select Interpreter';
@@ -402,7 +404,7 @@ export class ImpactServer implements vscode.Disposable {
           : [output, settings];
     const message =
       reason === 'not-installed'
-        ? `Impact: impact_ls is not installed in ${interpreter.command.join(' ')}. Install it there (pip install impact-ls), or choose another interpreter.`
+        ? notInstalledMessage(interpreter, executable)
         : `Impact: ${detail}.`;
     const choice = await vscode.window.showErrorMessage(message, ...actions);
     if (choice === install) {

@@ -34,6 +34,7 @@ export interface ServerSettings {
   llmBaseUrl?: string;
   llmModel?: string;
   llmApiKeyEnv?: string;
+  hierarchy?: boolean;
 }
 
 export type ServerSettingKey = keyof ServerSettings;
@@ -51,6 +52,7 @@ export const SERVER_SETTING_KEYS: readonly ServerSettingKey[] = [
   'llmBaseUrl',
   'llmModel',
   'llmApiKeyEnv',
+  'hierarchy',
 ];
 
 /** Everything the extension is configured with, for one workspace folder. */
@@ -133,6 +135,9 @@ const fraction: Check<number> = (value) =>
     ? ok(value)
     : bad('expected a number between 0 and 1');
 
+const flag: Check<boolean> = (value) =>
+  typeof value === 'boolean' ? ok(value) : bad('expected true or false');
+
 const text: Check<string> = (value) =>
   typeof value === 'string' ? ok(value.trim()) : bad('expected a string');
 
@@ -194,6 +199,7 @@ const SERVER_CHECKS: { [K in ServerSettingKey]-?: Check<NonNullable<ServerSettin
   llmBaseUrl: url,
   llmModel: text,
   llmApiKeyEnv: envName,
+  hierarchy: flag,
 };
 
 function describe(value: unknown): string {

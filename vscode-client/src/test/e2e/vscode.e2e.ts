@@ -2,11 +2,14 @@
  * The extension in a real VS Code: code-server 4.100.3 (VS Code 1.100.3) driven in Debian's
  * Chromium through playwright-core.
  *
- * Installs the built .vsix, opens `fixtures/vscode_demo` planted with its git history, adds a
- * required parameter to `LoginService.login`, and checks what a user would see: the lenses above
- * the definition, the MUST-INSPECT warnings in the Problems panel for the two callers in other
- * files, the Blast Radius view's items, and the references peek of the batch lens. Screenshots
- * go to `.test-artifacts/vscode-e2e/`.
+ * Installs the built .vsix, opens `fixtures/vscode_demo` planted with its git history in a
+ * 1,400 px wide window, adds a required parameter to `LoginService.login`, and checks what a user
+ * would see: the lenses above the definition (the tests lens among them, whole), the MUST-INSPECT
+ * warnings in the Problems panel leading with what broke, the Blast Radius view in the same
+ * severity icons as Problems, no `.impact_ls` folder in the Explorer, the references peek of the
+ * batch lens, the graph webview, and the not-installed notification naming the interpreter's path
+ * and the fix.
+ * Screenshots go to `.test-artifacts/vscode-e2e/` (git-ignored).
  *
  * Opt-in (`IMPACT_E2E_VSCODE=1 scripts/ci.sh`, or `npm run test:e2e`): it needs apt packages,
  * a code-server build and a browser.
@@ -34,6 +37,8 @@ import {
 
 const CHROMIUM = process.env.IMPACT_E2E_CHROMIUM ?? '/usr/bin/chromium';
 const STEP_TIMEOUT = 90_000;
+// The width at which the lens row used to end before "Run N affected tests".
+const WINDOW_WIDTH = 1400;
 
 describe('the Impact extension in VS Code (code-server)', { timeout: 15 * 60_000 }, () => {
   let tmp = '';
@@ -104,7 +109,9 @@ describe('the Impact extension in VS Code (code-server)', { timeout: 15 * 60_000
         '--no-first-run',
       ],
     });
-    const context = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
+    const context = await browser.newContext({
+      viewport: { width: WINDOW_WIDTH, height: 1000 },
+    });
     page = await context.newPage();
     pageOpened = true;
     await page.goto(`${codeServer.url}/?folder=${encodeURIComponent(workspace)}`);
@@ -171,9 +178,26 @@ describe('the Impact extension in VS Code (code-server)', { timeout: 15 * 60_000
       .waitFor({ timeout: STEP_TIMEOUT });
     const lensText = (await lenses.allInnerTexts()).join(' | ');
     assert.match(lensText, /Blast radius: 4 must · 1 may · 1 batch(?!es)/);
-    assert.match(lensText, /Batch 1 · \d+ sites: LoginService\.login → /);
+    assert.match(lensText, /Batch 1 · 6 sites: login_endpoint → login_view → …/);
     assert.match(lensText, /Run 3 affected tests/);
+    // The tests lens shows whole, inside the editor, at this width.
+    const testsLens = editor.locator('.codelens-decoration a', { hasText: /Run 3 affected tests/ });
+    const lensBox = await testsLens.first().boundingBox();
+    const editorBox = await editor.boundingBox();
+    assert.ok(lensBox !== null && editorBox !== null);
+    assert.ok(
+      lensBox.x + lensBox.width <= editorBox.x + editorBox.width - 14,
+      `the tests lens ends at ${String(lensBox.x + lensBox.width)}, past the editor's ${String(editorBox.x + editorBox.width)}`,
+    );
     await shot('1-lenses');
+
+    // The cache folder stays out of the Explorer (the extension's files.exclude default), and
+    // the defaults it adds to are kept (.git stays hidden too).
+    const explorerRows = page.locator('.explorer-folders-view .monaco-list-row');
+    await explorerRows.filter({ hasText: 'pyproject.toml' }).first().waitFor();
+    const explorer = await explorerRows.allInnerTexts();
+    assert.ok(!explorer.some((row) => row.includes('.impact_ls')), explorer.join(', '));
+    assert.ok(!explorer.some((row) => row.trim() === '.git'), explorer.join(', '));
 
     // The Problems panel: warnings at the broken calls in the other files.
     await page.keyboard.press('Control+Shift+M');
@@ -186,9 +210,16 @@ describe('the Impact extension in VS Code (code-server)', { timeout: 15 * 60_000
       .first()
       .waitFor({ timeout: STEP_TIMEOUT });
     const problems = (await markers.locator('.monaco-list-row').allInnerTexts()).join('\n');
-    assert.match(problems, /pkg\.views\.login_view must re-bind via CalledBy/);
+    // What broke leads the message, so the panel's cut keeps it.
+    assert.match(
+      problems,
+      /missing required argument 'mfa_code' — method-signature changed \(added param mfa_code\) → pkg\.views\.login_view must re-bind via CalledBy/,
+    );
     assert.match(problems, /pkg\.api\.handlers\.login_endpoint must re-bind via CalledBy/);
-    assert.match(problems, /must re-bind via CalledBy: missing required argument 'mfa_code'/);
+    const viewsWarning = markers
+      .locator('.monaco-list-row', { hasText: "missing required argument 'mfa_code'" })
+      .first();
+    assert.ok((await viewsWarning.locator('.codicon-warning').count()) > 0);
     await shot('2-problems');
 
     // The Blast Radius view, through the palette command. Its tree renders only the rows in
@@ -211,6 +242,12 @@ describe('the Impact extension in VS Code (code-server)', { timeout: 15 * 60_000
     assert.match(treeText, /MAY-IMPACT · 1 site/);
     assert.match(treeText, /Batches · 1/);
     assert.match(treeText, /Affected tests · 3/);
+    // One severity language: the MUST sites wear the Problems panel's warning icon, not error.
+    const mustSite = tree.locator('.monaco-list-row', { hasText: 'views.login_view' }).first();
+    assert.equal(await mustSite.locator('.codicon-warning').count(), 1);
+    assert.equal(await tree.locator('.codicon-error').count(), 0);
+    const maySite = tree.locator('.monaco-list-row', { hasText: 'test_login_view' }).first();
+    assert.equal(await maySite.locator('.codicon-info').count(), 1);
     const screenshot = await shot('3-blast-radius-view');
     console.log(`screenshot: ${screenshot}`);
 
@@ -265,6 +302,34 @@ describe('the Impact extension in VS Code (code-server)', { timeout: 15 * 60_000
     await shot('5-affected-tests-terminal');
   });
 
+  it('shows the blast radius as a graph in a webview and opens a site from it', async () => {
+    // The Blast Radius view's "Show as graph" (its command, from the palette): the page of
+    // `impact-ls analyze --format html`, rendered by the server, in a webview.
+    await runCommand('Impact: Show as Graph');
+    const webview = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+    const must = webview.locator('svg#dag a.node.must_inspect');
+    await must.first().waitFor({ timeout: STEP_TIMEOUT });
+    assert.equal(await must.count(), 4);
+    assert.equal(await webview.locator('svg#dag a.node.edit').count(), 1);
+    const labels = await webview.locator('svg#dag g.edge text').allTextContents();
+    assert.ok(labels.includes('must re-bind via CalledBy'), labels.join(' | '));
+    await shot('6-graph-webview');
+
+    // A click on a node opens its site in the editor.
+    await webview.locator('svg#dag a.node', { hasText: 'login_endpoint' }).first().click();
+    await page
+      .locator('.tabs-container .tab', { hasText: 'handlers.py' })
+      .first()
+      .waitFor({ timeout: STEP_TIMEOUT });
+
+    // Leave the workbench as the next test expects it: the graph closed, auth.py in front.
+    const graphTab = page.locator('.tabs-container .tab', { hasText: 'Blast Radius' }).first();
+    await graphTab.hover();
+    await graphTab.locator('.tab-actions .action-label').first().click();
+    await graphTab.waitFor({ state: 'detached', timeout: STEP_TIMEOUT });
+    await page.locator('.tabs-container .tab', { hasText: 'auth.py' }).first().click();
+  });
+
   it('forwards settings live, runs tests through the server, and restarts for a new interpreter', async () => {
     const editor = page.locator('.editor-instance .monaco-editor').first();
     const markers = page.locator('.markers-panel');
@@ -304,8 +369,13 @@ describe('the Impact extension in VS Code (code-server)', { timeout: 15 * 60_000
     // Another interpreter restarts the server; one without impact_ls gets the fix offered.
     await page.keyboard.press('Escape');
     workspaceSettings({ interpreter: ['python3', '-I', '-S'] });
-    const missing = toasts.filter({ hasText: 'impact_ls is not installed in python3 -I -S' });
+    const missing = toasts.filter({ hasText: 'impact_ls is not installed for ' });
     await missing.first().waitFor({ timeout: STEP_TIMEOUT });
+    // The interpreter's real path, the command it was given as, and the fix to run.
+    assert.match(
+      await missing.first().innerText(),
+      /impact_ls is not installed for (\/\S+) \(python3 -I -S, the impact\.interpreter setting\)\. Fix: run \1 -m pip install impact-ls, or set impact\.interpreter to a Python that has it\./,
+    );
     assert.ok(
       await missing.locator('.monaco-button', { hasText: 'Install impact-ls' }).first().isVisible(),
     );

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import {
@@ -9,6 +9,7 @@ import {
   checkImpactLs,
   describeInterpreter,
   execFileRunner,
+  notInstalledMessage,
   pipInstallCommand,
   resolveInterpreter,
   serverCommand,
@@ -147,11 +148,18 @@ describe('checkImpactLs with a real interpreter', () => {
     // -I -S: no site-packages and no current directory, so nothing provides impact_ls.
     const interpreter = { command: ['python3', '-I', '-S'], source: 'setting' as const };
     const check = await checkImpactLs(interpreter, execFileRunner, dir);
-    assert.deepEqual(check, {
-      ok: false,
-      reason: 'not-installed',
-      detail: 'impact_ls is not installed in python3 -I -S',
-    });
+    assert.ok(!check.ok);
+    assert.equal(check.reason, 'not-installed');
+    // python3 is a name; the message names the interpreter's real path
+    const executable = check.executable ?? '';
+    assert.ok(isAbsolute(executable), executable);
+    assert.equal(check.detail, `impact_ls is not installed for ${executable}`);
+    assert.equal(
+      notInstalledMessage(interpreter, executable),
+      `Impact: impact_ls is not installed for ${executable} (python3 -I -S, the impact.interpreter ` +
+        `setting). Fix: run ${executable} -m pip install impact-ls, or set impact.interpreter to ` +
+        'a Python that has it.',
+    );
   });
 
   it('tells a broken install from a missing one', async () => {

@@ -183,10 +183,16 @@ describe('buildTree', () => {
         [
           'handlers.login_endpoint',
           "pkg/api/handlers.py:17 · missing required argument 'mfa_code'",
-          'error',
+          'warning',
         ],
-        ['views.login_view', "pkg/views.py:41 · missing required argument 'mfa_code'", 'error'],
+        ['views.login_view', "pkg/views.py:41 · missing required argument 'mfa_code'", 'warning'],
       ],
+    );
+    // the severities of the Problems panel: MUST a warning, MAY information
+    const may = child(buildTree(report()), 'bucket:may_impact');
+    assert.deepEqual(
+      [must.icon, may.icon, ...may.children.map((n) => n.icon)],
+      ['warning', 'info', 'info', 'info'],
     );
     assert.deepEqual(must.children[0]?.location, {
       file: 'pkg/api/handlers.py',

@@ -106,6 +106,15 @@ describe('readSettings', () => {
     ]);
   });
 
+  it('sends hierarchy: false to turn the call and type hierarchy off', () => {
+    const { settings, warnings } = readSettings(source({ hierarchy: false }));
+    assert.deepEqual(warnings, []);
+    assert.deepEqual(initializationOptions(settings), { hierarchy: false });
+    assert.deepEqual(readSettings(source({ hierarchy: 'no' })).warnings, [
+      'impact.hierarchy = "no": expected true or false; using the default',
+    ]);
+  });
+
   it('splits a pytest command given as one string, as the server does', () => {
     const { settings } = readSettings(source({ pytestCommand: '  uv run pytest -q ' }));
     assert.deepEqual(settings.server.pytestCommand, ['uv', 'run', 'pytest', '-q']);

@@ -1,0 +1,1 @@
+"""impact_ls in CI: the logic behind the composite GitHub Action (``action.yml``)."""

@@ -1,0 +1,143 @@
+"""The classifier's parso input: untouched functions hollowed out, results as with full bodies.
+
+A method edit keeps its whole class for parso; the bodies of the class's untouched functions
+that define nothing inside are replaced by ``pass`` on their last line, since ``ast`` reads them.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from impact_ls.analysis.classify import classify_changes
+from impact_ls.analysis.classify._outline import skeleton as _skeleton
+from impact_ls.model import ChangeType
+
+BASE = '''\
+class Store:
+    """Many methods; one is edited."""
+
+    def get(self, key):
+        # a comment
+        value = self.data[key]
+        return value
+
+    @property
+    def size(self):
+        return len(self.data)
+
+    @size.setter
+    def size(self, value):
+        self.limit = value
+
+    def put(self, key, value):
+        def check(v):
+            return v is not None
+
+        if check(value):
+            self.data[key] = value
+
+    async def fetch(self, key): return key
+
+    def text(self):
+        return """
+first
+last"""
+
+
+def helper(a):
+    return a + 1
+'''
+
+
+def _lines(text: str) -> list[str]:
+    return text.splitlines(keepends=True)
+
+
+def test_skeleton_hollows_untouched_leaf_functions_and_keeps_line_numbers() -> None:
+    lines = _lines(BASE)
+    keep = set(range(1, len(lines) + 1))
+    touched = {21, 22}  # the if statement of put
+    skeleton = _skeleton(lines, keep, ast.parse(BASE), touched)
+    out = _lines(skeleton)
+    assert len(out) == len(lines)
+    ast.parse(skeleton)  # still valid Python
+    # get: body blanked from its first statement, `pass` on its last line at its indentation
+    assert out[3:7] == [
+        "    def get(self, key):\n",
+        "        # a comment\n",
+        "\n",
+        "        pass\n",
+    ]
+    # decorated property and setter keep decorators and headers
+    assert out[8:11] == ["    @property\n", "    def size(self):\n", "        pass\n"]
+    assert out[12:15] == ["    @size.setter\n", "    def size(self, value):\n", "        pass\n"]
+    # put defines check(), so put keeps its body; the untouched leaf check() is hollowed
+    assert out[16:22] == [lines[16], lines[17], "            pass\n", *lines[19:22]]
+    # a body on the header line stays; a multi-line string body ends in `pass` on its last line
+    assert out[23] == lines[23]
+    assert out[25:29] == ["    def text(self):\n", "\n", "\n", "        pass\n"]
+    assert out[31:33] == ["def helper(a):\n", "    pass\n"]
+    assert out[29:31] == ["\n", "\n"]
+
+
+def test_skeleton_keeps_lines_outside_keep_blank_and_skips_functions_partly_outside() -> None:
+    lines = _lines(BASE)
+    keep = set(range(32, 34))  # helper only
+    skeleton = _lines(_skeleton(lines, keep, ast.parse(BASE), set()))
+    assert all(line == "\n" for line in skeleton[:31])
+    assert skeleton[31:33] == ["def helper(a):\n", "    pass\n"]
+    # a function whose lines are not all kept is left as it is
+    partial = _lines(_skeleton(lines, set(range(4, 6)), ast.parse(BASE), set()))
+    assert partial[3:5] == lines[3:5]
+
+
+def test_an_edit_among_hollowed_methods_classifies_as_with_full_bodies() -> None:
+    after = BASE.replace("def get(self, key):", "def get(self, key, default):")
+    after = after.replace("self.limit = value", "self.limit = value * 2")
+    changes = classify_changes(file="pkg/store.py", module="pkg.store", before=BASE, after=after)
+    assert [(c.change_type, c.entity, c.line_range) for c in changes] == [
+        (ChangeType.METHOD_SIGNATURE, "pkg.store.Store.get", (4, 7)),
+        (ChangeType.METHOD_BODY, "pkg.store.Store.size", (13, 15)),
+    ]
+    assert changes[0].what == "added param default"
+    assert changes[1].escapes is True  # writes self.limit
+    # the untouched getter of the same name (occurrence 0) yields nothing
+    assert sum(c.entity == "pkg.store.Store.size" for c in changes) == 1
+
+
+NESTED = """\
+class A:
+    try:
+        def t1(self): pass
+    except ValueError:
+        def t2(self): pass
+    else:
+        class T3:
+            def t4(self): pass
+    finally:
+        t5 = lambda self: None
+    match X:
+        case 1:
+            def m1(self):
+                def m2(): pass
+        case _:
+            pass
+    if Y:
+        async def a1(self): pass
+    while Z:
+        with W:
+            def w1(self): pass
+"""
+
+
+def test_all_definitions_finds_what_ast_walk_finds_in_the_same_order() -> None:
+    from impact_ls.analysis.classify._outline import _all_definitions
+
+    stmt = ast.parse(NESTED).body[0]
+    walked = [
+        (n.lineno, n.name)
+        for n in ast.walk(stmt)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    ]
+    assert [(n.lineno, n.name) for n in _all_definitions(stmt)] == walked
+    assert [name for _, name in walked] == ["A", "t1", "T3", "a1", "t2", "t4", "m1", "w1", "m2"]

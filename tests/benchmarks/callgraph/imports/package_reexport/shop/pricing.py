@@ -1,0 +1,7 @@
+from .models import Order
+
+UNIT_PRICE = 2
+
+
+def total(order: Order):
+    return order.count() * UNIT_PRICE

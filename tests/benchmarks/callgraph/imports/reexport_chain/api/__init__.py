@@ -1,0 +1,1 @@
+from api.http import Client

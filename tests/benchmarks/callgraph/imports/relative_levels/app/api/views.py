@@ -1,0 +1,6 @@
+from . import auth
+from ..util import render
+
+
+def index():
+    return render("hello {user}", user=auth.current_user())

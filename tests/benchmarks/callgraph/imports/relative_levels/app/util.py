@@ -1,0 +1,2 @@
+def render(template, **values):
+    return template.format(**values)

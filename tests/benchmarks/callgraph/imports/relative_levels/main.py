@@ -1,0 +1,8 @@
+from app.api.views import index
+
+
+def main():
+    print(index())
+
+
+main()
