@@ -1,4 +1,4 @@
-"""The ``impact-ls`` command line: analyze, tests, index, serve, demo, mcp.
+"""The ``impact-ls`` command line: analyze, tests, index, serve, demo, mcp, record.
 
 The only place that configures logging. Each subcommand lives in its own ``_cmd_*`` function;
 ``main`` maps a usage error to one line and exit status 2, another deliberate ``ImpactError`` to
@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from impact_ls import __version__
 from impact_ls.errors import ImpactError, UsageError
+from impact_ls.record.command import add_record_parser
 from impact_ls.rootdir import ProjectRoot, find_project_root, given_root
 
 if TYPE_CHECKING:
@@ -113,6 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="show a blast radius on a bundled example project")
     demo.add_argument("--keep", action="store_true", help="keep the temporary project")
     demo.add_argument("--format", choices=("text", "json"), default="text")
+
+    add_record_parser(sub)
     return parser
 
 
@@ -487,6 +490,12 @@ def _progress_bar(label: str) -> Callable[[int, int], None] | None:
     return show
 
 
+def _cmd_record(args: argparse.Namespace) -> int:
+    from impact_ls.record.command import run_record
+
+    return run_record(args, root=_root(args.root))
+
+
 _COMMANDS = {
     "analyze": _cmd_analyze,
     "tests": _cmd_tests,
@@ -494,4 +503,5 @@ _COMMANDS = {
     "serve": _cmd_serve,
     "demo": _cmd_demo,
     "mcp": _cmd_mcp,
+    "record": _cmd_record,
 }

@@ -36,6 +36,9 @@ TEST_WEIGHT_CALL = 0.56
 TEST_WEIGHT_INHERIT = 0.56
 TEST_WEIGHT_CONTAINS = 0.5
 TEST_WEIGHT_IMPORT = 0.45
+# recorded coverage (impact-ls record): a test that executed a changed entity, or a reached one
+TEST_WEIGHT_RECORDED = 1.0
+TEST_WEIGHT_RECORDED_REACHED = 0.56
 TEST_MAP_MIN = 0.45
 MAX_TEST_PAIRS = 256
 MAX_TEST_HOPS = 4  # path length from a changed entity or member to a test (not in the spec)
@@ -124,6 +127,7 @@ class Settings:
     pytest_command: tuple[str, ...] = ()
     python: str = ""
     test_timeout_s: float = 600.0
+    record_timeout_s: float = 3600.0  # impact-ls record: the whole suite under coverage
     llm_base_url: str = ""
     llm_model: str = ""
     llm_api_key_env: str = ""

@@ -2,8 +2,9 @@
 
 ``Engine`` is what the CLI and the language server share. It owns the ``ProjectIndex`` (cached
 code graph), the ``GitRepo`` and the ``CoChangeIndex``; it reads baselines from git, feeds the pure
-``analysis.pipeline.analyze`` and writes ``test_map.txt`` under ``.impact_ls/``. It never writes a
-user's source file.
+``analysis.pipeline.analyze`` and writes ``test_map.txt`` under ``.impact_ls/``. When
+``impact-ls record`` has stored recorded coverage, each analysis hands it to the test map (the
+file rule is ``record/recorded.py``'s). It never writes a user's source file.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from impact_ls.graph.workspace import read_source
 from impact_ls.history.cochange import CoChangeIndex
 from impact_ls.history.repo import GitRepo
 from impact_ls.model import CoChange, Node, Report
+from impact_ls.record.recorded import RecordedCoverage
+from impact_ls.record.store import RecordStore, record_db_candidates
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +91,9 @@ class Engine:
         self.tests = CollectedTests(self.root, text_of=self._text_of, digest_of=self._digest_of)
         self._history: CoChangeIndex | None = None
         self._history_lock = threading.Lock()
+        self._record_store: RecordStore | None = None
+        # (recorded commit, HEAD) → whether HEAD's history contains the recorded commit.
+        self._record_lineage: dict[tuple[str, str | None], bool] = {}
 
     @classmethod
     def open(
@@ -284,6 +290,9 @@ class Engine:
             for edit in sorted(edits, key=lambda e: e.file)
         ]
         notes = [*self.index.notes, *history.notes, *self.warnings, *self.tests.config.notes]
+        recorded = self._recorded(edits)
+        if recorded is not None and recorded.note:
+            notes.append(recorded.note)
         if not self.index.ready:
             notes.append("indexing in progress: the graph is partial")
         if before is None and self.repo is not None:
@@ -300,12 +309,44 @@ class Engine:
                 base=base,
                 llm=llm,
                 notes=tuple(notes),
+                recorded=recorded,
             )
         self._write_test_map(test_map)
         if jedi.asked:
             notes = sorted({*report.audit.notes, jedi.note()})
             report = replace(report, audit=replace(report.audit, notes=tuple(notes)))
         return report
+
+    def _recorded(self, edits: Sequence[FileEdit]) -> RecordedCoverage | None:
+        """The recorded coverage for this analysis, or None when nothing was recorded here."""
+        store = self._open_record_store()
+        run = store.data_run() if store is not None else None
+        if store is None or run is None:
+            return None
+        head = self.head()
+        key = (run.head or "", head)
+        if key not in self._record_lineage:
+            with self._git_lock:
+                ahead = self.repo.commits_since(run.head) if self.repo and run.head else None
+            self._record_lineage[key] = ahead is not None
+        baselines = {
+            edit.file: hashlib.sha256(edit.baseline.encode("utf-8", "surrogatepass")).hexdigest()
+            for edit in edits
+            if edit.baseline is not None
+        }
+        return RecordedCoverage(
+            store,
+            run=run,
+            current_sha=self.index.content_hash,
+            baselines=baselines,
+            in_history=self._record_lineage[key],
+        )
+
+    def _open_record_store(self) -> RecordStore | None:
+        # Opened once, when a record first exists; a stat per analysis until then.
+        if self._record_store is None and any(p.is_file() for p in record_db_candidates(self.root)):
+            self._record_store = RecordStore.open_existing(self.root)
+        return self._record_store
 
     def _base_time(self, base: str) -> int | None:
         if self.repo is None or self.head() is None:

@@ -310,6 +310,14 @@ class Batch:
         return len(self.members)
 
 
+class Evidence(StrEnum):
+    """Why a test was selected: a static path in the graph, recorded coverage, or both."""
+
+    STATIC = "static"
+    RECORDED = "recorded"
+    BOTH = "both"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TestHit:
     """A test a changed file can break: its pytest node id and the definition that id runs."""
@@ -320,6 +328,7 @@ class TestHit:
     test: TestId
     conf: float
     entity: QualName | None = None  # e.g. ``tests.test_a.TestA.test_x`` for ``…::TestB::test_x``
+    evidence: Evidence = Evidence.STATIC
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -3,11 +3,12 @@
 
 Contract: ``analyze`` takes the current ``CodeGraph``, pytest's ``Collection`` of it (the node ids
 each test definition runs under; without one, the collection is modelled with pytest's default
-options), each dirty file's baseline and current text, ``Settings``, a co-change lookup and an
-optional completion client, and returns the ``Report`` plus the ``test_map.txt`` text. It reads no
-file, clock or environment; the same input gives the same report. The walk starts from the
-*baseline* entity (a deleted or renamed function still finds its callers through dangling edges);
-the graph is the current state.
+options), each dirty file's baseline and current text, ``Settings``, a co-change lookup, optional
+recorded coverage (``testmap.RecordedTests``) and an optional completion client, and returns the
+``Report`` plus the ``test_map.txt`` text. It reads no file, clock or environment itself (the
+co-change and recorded lookups are the caller's); the same input gives the same report. The walk
+starts from the *baseline* entity (a deleted or renamed function still finds its callers through
+dangling edges); the graph is the current state.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from impact_ls.analysis.dag import build_dag
 from impact_ls.analysis.hidden import find_hidden_channels
 from impact_ls.analysis.nextedit import CompletionClient, decide_next_edits, next_action
 from impact_ls.analysis.rank import Ranked, rank_members
-from impact_ls.analysis.testmap import format_test_map, map_tests
+from impact_ls.analysis.testmap import RecordedTests, format_test_map, map_tests
 from impact_ls.analysis.triage import triage_members
 from impact_ls.analysis.walk import WalkResult, walk_dependents
 from impact_ls.config import Settings
@@ -82,6 +83,7 @@ def analyze(
     llm: CompletionClient | None = None,
     notes: Sequence[str] = (),
     collection: Collection | None = None,
+    recorded: RecordedTests | None = None,
 ) -> tuple[Report, str]:
     """Run every stage in order and return the report and the ``test_map.txt`` text."""
     if collection is None:
@@ -92,7 +94,7 @@ def analyze(
     breaks = bind_sites(walked.members, changes, graph)
     hidden = _hidden(changes, graph)
     cochange = _cochange(changes, sources, cochange_of)
-    hits = _map_tests(changes, walked, graph, settings, collection)
+    hits = _map_tests(changes, walked, graph, settings, collection=collection, recorded=recorded)
     ranked = _rank(changes, walked, graph, cochange, _test_conf(hits))
     triage = triage_members(ranked, changes, breaks=breaks, hidden=hidden, settings=settings)
     batches = _batch(triage, changes, graph, settings)
@@ -240,7 +242,9 @@ def _map_tests(
     walked: _Walked,
     graph: CodeGraph,
     settings: Settings,
+    *,
     collection: Collection,
+    recorded: RecordedTests | None,
 ) -> tuple[TestHit, ...]:
     return map_tests(
         changes,
@@ -249,6 +253,7 @@ def _map_tests(
         min_conf=settings.test_map_min,
         max_pairs=settings.max_test_pairs,
         collection=collection,
+        recorded=recorded,
     )
 
 

@@ -3,12 +3,13 @@
 Contract:
     input    the changes, the walk's members, the current ``CodeGraph``, pytest's
              ``Collection`` of it (``graph/collection.py``), ``min_conf`` (spec: 0.45),
-             ``max_pairs`` (spec: 256) and ``max_hops`` (``config.MAX_TEST_HOPS``). Without a
-             collection, each test node stands for its defining id alone (the path search
-             by itself, as unit tests build it).
-    output   ``TestHit(file=<changed file>, test=<pytest node id>, conf, entity=<definition>)``
-             sorted by file, then conf descending, then test id; ``format_test_map`` renders
-             ``test_map.txt``.
+             ``max_pairs`` (spec: 256), ``max_hops`` (``config.MAX_TEST_HOPS``) and the
+             optional ``recorded`` coverage (``RecordedTests``). Without a collection, each
+             test node stands for its defining id alone (the path search by itself, as unit
+             tests build it).
+    output   ``TestHit(file=<changed file>, test=<pytest node id>, conf, entity=<definition>,
+             evidence)`` sorted by file, then conf descending, then test id; ``format_test_map``
+             renders ``test_map.txt``.
     gate     a method-body change that cannot escape its function (classify's escape gate: only
              locals changed or renamed, only the docstring) selects no test.
     ids      every node id pytest collects for a reached test definition: an inherited test
@@ -36,6 +37,11 @@ Contract:
              (Spec §3.5 says "max single-edge weight" but its own example — a two-hop CALLS
              chain scores 0.56 although the test's own edge is a TESTS edge — is the bottleneck
              reading, which is what is implemented.) A start that is itself a test scores 1.0.
+    recorded with ``recorded`` (coverage stored by ``impact-ls record``), a test that executed a
+             line of one of a file's starts (the entities above) is affected too: conf 1.0 for
+             a changed entity (``TEST_WEIGHT_RECORDED``), 0.56 for one the walk reached; a class
+             or function counts with what is nested in it. Each hit says whether a static path, the
+             recording or both selected it (``TestHit.evidence``); conf is the higher one.
     caps     hits below ``min_conf`` are dropped; beyond ``max_pairs`` the highest-confidence
              pairs are kept (ties by file, then test id). Confidences have 4 decimals.
 """
@@ -45,6 +51,8 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from typing import Protocol
 
 from impact_ls import config
 from impact_ls.analysis.relations import walk_seeds
@@ -54,6 +62,7 @@ from impact_ls.model import (
     Change,
     ChangeType,
     EdgeKind,
+    Evidence,
     Member,
     QualName,
     TestHit,
@@ -77,6 +86,14 @@ _CONSTRUCTORS = frozenset({"__init__", "__new__"})
 _DECIMALS = 4
 
 
+class RecordedTests(Protocol):
+    """Recorded coverage as the test map reads it; ``impact_ls.record`` supplies it."""
+
+    def tests_of(self, entities: AbstractSet[QualName]) -> Mapping[QualName, frozenset[TestId]]:
+        """The tests that executed a line of each entity (only entities with some)."""
+        ...
+
+
 def map_tests(
     changes: Sequence[Change],
     members: Sequence[Member],
@@ -86,37 +103,75 @@ def map_tests(
     max_pairs: int,
     max_hops: int = config.MAX_TEST_HOPS,
     collection: Collection | None = None,
+    recorded: RecordedTests | None = None,
 ) -> tuple[TestHit, ...]:
     """The tests each changed file reaches, with the widest-path confidence of §3.5."""
     by_seed: dict[QualName, set[QualName]] = defaultdict(set)
     for member in members:
         by_seed[member.seed].add(member.entity)
     starts_by_file: dict[str, set[QualName]] = defaultdict(set)
+    seeds_by_file: dict[str, set[QualName]] = defaultdict(set)
     for change in changes:
         if change.change_type is ChangeType.METHOD_BODY and not change.escapes:
             continue  # nothing outside the function can observe it: no test to re-run
-        starts = starts_by_file[change.file]
-        starts.update(walk_seeds(change, graph))
-        starts.update(by_seed.get(change.entity, ()))
+        seeds = seeds_by_file[change.file]
+        seeds.update(walk_seeds(change, graph))
         parent, _, name = change.entity.rpartition(".")
         if change.change_type is ChangeType.CONSTRUCTOR and name in _CONSTRUCTORS and parent:
-            starts.add(QualName(parent))
-    tests = (collection or Collection.of_graph(graph)).definitions()
+            seeds.add(QualName(parent))
+        starts_by_file[change.file].update(seeds, by_seed.get(change.entity, ()))
+    collected = collection or Collection.of_graph(graph)
+    tests = collected.definitions()
     hits: list[TestHit] = []
     for file in sorted(starts_by_file):
         best = _widest(
             starts_by_file[file], graph, tests=tests, min_conf=min_conf, max_hops=max_hops
         )
         # one id runs one definition, so each id's confidence is its definition's
+        per_test = {
+            test_id: best[qid] for qid in best.keys() & tests.keys() for test_id in tests[qid]
+        }
+        evidence = dict.fromkeys(per_test, Evidence.STATIC)
+        if recorded is not None:
+            found = recorded.tests_of(starts_by_file[file])
+            _add_recorded(found, seeds_by_file[file], per_test, evidence, min_conf=min_conf)
         hits.extend(
-            TestHit(file=file, test=test_id, conf=round(best[qid], _DECIMALS), entity=qid)
-            for qid in best.keys() & tests.keys()
-            for test_id in tests[qid]
+            TestHit(
+                file=file,
+                test=test,
+                conf=round(conf, _DECIMALS),
+                entity=collected.definition_of(test),
+                evidence=evidence[test],
+            )
+            for test, conf in per_test.items()
         )
     kept = sorted(hits, key=lambda h: (-h.conf, h.file, h.test))[:max_pairs]
     if len(kept) < len(hits):
         logger.debug("test map capped: %d of %d pairs kept", len(kept), len(hits))
     return tuple(sorted(kept, key=lambda h: (h.file, -h.conf, h.test)))
+
+
+def _add_recorded(
+    found: Mapping[QualName, frozenset[TestId]],
+    seeds: AbstractSet[QualName],
+    per_test: dict[TestId, float],
+    evidence: dict[TestId, Evidence],
+    *,
+    min_conf: float,
+) -> None:
+    """Union the tests that executed a start entity into one file's ``per_test``."""
+    for entity, executed_by in found.items():
+        weight = (
+            config.TEST_WEIGHT_RECORDED if entity in seeds else config.TEST_WEIGHT_RECORDED_REACHED
+        )
+        if weight < min_conf:
+            continue
+        for test in executed_by:
+            seen = evidence.get(test)
+            evidence[test] = (
+                Evidence.RECORDED if seen in (None, Evidence.RECORDED) else Evidence.BOTH
+            )
+            per_test[test] = max(per_test.get(test, 0.0), weight)
 
 
 def format_test_map(hits: Sequence[TestHit]) -> str:

@@ -17,13 +17,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
-import os
 import sqlite3
 import threading
 from collections.abc import Generator, Iterable, Iterator, Mapping
 from pathlib import Path
 
-from impact_ls.cachedir import prepare_cache_dir
+from impact_ls.cachedir import prepare_cache_dir, user_cache_dir
 from impact_ls.config import CACHE_DIR_NAME
 from impact_ls.graph.facts import EXTRACTOR_VERSION, FileFacts, facts_from_bytes, facts_to_bytes
 from impact_ls.graph.resolved import CachedResolution, decode_resolution
@@ -83,7 +82,7 @@ class FactStore:
         except (OSError, sqlite3.Error) as exc:
             first = f"{project_dir} is not writable ({_why(exc)})"
             logger.warning("fact cache: %s; trying the user cache dir", first)
-        user_dir = _user_cache_dir(Path(root))
+        user_dir = user_cache_dir(Path(root))
         try:
             _prepare_dir(user_dir, gitignore=False)
             db = user_dir / DB_NAME
@@ -357,12 +356,6 @@ def _delete_db(db: Path) -> None:
     for suffix in ("", "-wal", "-shm", "-journal"):
         with contextlib.suppress(FileNotFoundError):
             Path(str(db) + suffix).unlink()
-
-
-def _user_cache_dir(root: Path) -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    digest = hashlib.sha256(str(Path(root).resolve()).encode("utf-8")).hexdigest()[:16]
-    return Path(base) / "impact-ls" / digest
 
 
 def _why(exc: BaseException) -> str:

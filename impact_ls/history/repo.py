@@ -123,6 +123,19 @@ class GitRepo:
         target = str(head.target)
         return target.removeprefix("refs/heads/")
 
+    def commits_since(self, old: str) -> int | None:
+        """How many commits HEAD is ahead of commit ``old``; None when HEAD's history lacks it.
+
+        None also when ``old`` is unknown here (rebased away and collected) or there is no HEAD.
+        """
+        if self._repo.head_is_unborn:
+            return None
+        try:
+            ahead, behind = self._repo.ahead_behind(self._repo.head.target, pygit2.Oid(hex=old))
+        except (ValueError, KeyError, pygit2.GitError):
+            return None
+        return int(ahead) if behind == 0 else None
+
     def is_shallow(self) -> bool:
         """Whether history was cut by a shallow clone."""
         return bool(self._repo.is_shallow)

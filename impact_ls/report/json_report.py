@@ -27,6 +27,7 @@ from impact_ls.model import (
     Dag,
     DagEdge,
     DagNode,
+    Evidence,
     NextAction,
     NextEdit,
     NextEdits,
@@ -111,7 +112,10 @@ def report_to_dict(report: Report) -> dict[str, Any]:
             {"batch_id": b.batch_id, "members": list(b.members), "size": b.size, "split": b.split}
             for b in report.batches
         ],
-        "tests": [{"file": t.file, "test": t.test, "conf": _score(t.conf)} for t in report.tests],
+        "tests": [
+            {"file": t.file, "test": t.test, "conf": _score(t.conf), "evidence": str(t.evidence)}
+            for t in report.tests
+        ],
         "cochange": [{"file": c.file, "score": _score(c.score)} for c in report.cochange],
         "unanalyzable": [
             {"file": u.file, "line": u.line, "reason": u.reason, "entity": u.entity, "name": u.name}
@@ -225,7 +229,12 @@ def report_from_dict(d: dict[str, Any]) -> Report:
             for b in d.get("batches", ())
         ),
         tests=tuple(
-            TestHit(file=t["file"], test=TestId(t["test"]), conf=t["conf"])
+            TestHit(
+                file=t["file"],
+                test=TestId(t["test"]),
+                conf=t["conf"],
+                evidence=Evidence(t.get("evidence", "static")),
+            )
             for t in d.get("tests", ())
         ),
         cochange=tuple(CoChange(file=c["file"], score=c["score"]) for c in d.get("cochange", ())),

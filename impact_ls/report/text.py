@@ -16,7 +16,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
-from impact_ls.model import Change, ChangeType, QualName, Report, TriageEntry
+from impact_ls.model import Change, ChangeType, Evidence, QualName, Report, TriageEntry
 from impact_ls.report.wording import change_summary, plural, short_entity, site_point
 
 WIDTH = 100
@@ -31,6 +31,12 @@ _MAX_ENTITY_WIDTH = 32
 _MAX_BATCH_NAMES = 6
 # Notes that change what the page can be trusted for come first, not at the end.
 _URGENT_NOTES = ("skipped ", "indexing in progress")
+# A test selected only by a static path is the norm and stays unmarked.
+_EVIDENCE = {
+    Evidence.STATIC: "",
+    Evidence.RECORDED: "  (recorded coverage)",
+    Evidence.BOTH: "  (recorded coverage + static path)",
+}
 
 
 class _Style:
@@ -261,7 +267,7 @@ def render_text(report: Report, *, color: bool) -> str:
         title = "Edit in this order (each batch changes and is tested together)"
         sections.append((title, (), _batch_lines(report)))
     if report.tests:
-        lines = [f"  {t.conf:.2f}  {t.test}" for t in report.tests]
+        lines = [f"  {t.conf:.2f}  {t.test}{_EVIDENCE[t.evidence]}" for t in report.tests]
         count = len({t.test for t in report.tests})
         sections.append((f"Affected tests · {count} (pytest $(impact-ls tests))", (), lines))
     if report.cochange:

@@ -10,6 +10,7 @@ from impact_ls.model import (
     ChangeType,
     Edge,
     EdgeKind,
+    Evidence,
     Member,
     Node,
     NodeKind,
@@ -317,3 +318,61 @@ def test_without_a_collection_each_test_node_is_its_defining_id():
         "tests/test_base.py::TestBase::test_login",
         "tests/test_base.py::TestBase::test_other",
     ]
+
+
+class _Recorded:
+    """Recorded coverage as a plain table: entity → the tests that executed it."""
+
+    def __init__(self, table: dict[str, set[str]]) -> None:
+        self.table = {Q(e): frozenset(TestId(t) for t in tests) for e, tests in table.items()}
+        self.asked: list[set[str]] = []
+
+    def tests_of(self, entities):  # type: ignore[no-untyped-def]
+        self.asked.append(set(entities))
+        return {e: self.table[e] for e in entities if e in self.table}
+
+
+def test_recorded_tests_join_the_static_ones_and_say_so():
+    recorded = _Recorded(
+        {
+            "pkg.auth.login": {"tests/test_auth.py::test_login", "tests/test_e2e.py::test_app"},
+            "pkg.api.handle": {
+                "tests/test_e2e.py::test_client",
+                "tests/test_flow.py::test_sign_in",
+            },
+            "pkg.other.unrelated": {"tests/test_other.py::test_x"},
+        }
+    )
+    hits = map_tests(
+        [_change("pkg.auth.login")],
+        [_member("pkg.api.handle", "pkg.auth.login")],
+        _graph(),
+        min_conf=0.45,
+        max_pairs=256,
+        recorded=recorded,
+    )
+    assert recorded.asked == [{"pkg.auth.login", "pkg.api.handle"}]
+    assert [(h.test, h.conf, h.evidence) for h in hits] == [
+        ("tests/test_api.py::test_handle", 1.0, Evidence.STATIC),
+        ("tests/test_auth.py::test_login", 1.0, Evidence.BOTH),
+        # executed the changed entity itself: as strong as a direct test
+        ("tests/test_e2e.py::test_app", 1.0, Evidence.RECORDED),
+        ("tests/test_fix.py::test_with_user", 1.0, Evidence.STATIC),
+        # executed a caller the walk reached: as strong as a call path
+        ("tests/test_e2e.py::test_client", 0.56, Evidence.RECORDED),
+        ("tests/test_flow.py::test_sign_in", 0.56, Evidence.BOTH),
+        ("tests/test_smoke.py::test_imports", 0.45, Evidence.STATIC),
+    ]
+
+
+def test_recorded_tests_of_reached_entities_respect_the_floor():
+    recorded = _Recorded({"pkg.api.handle": {"tests/test_e2e.py::test_client"}})
+    hits = map_tests(
+        [_change("pkg.auth.login")],
+        [_member("pkg.api.handle", "pkg.auth.login")],
+        _graph(),
+        min_conf=0.6,
+        max_pairs=256,
+        recorded=recorded,
+    )
+    assert "tests/test_e2e.py::test_client" not in {h.test for h in hits}

@@ -19,6 +19,7 @@ from impact_ls.model import (
     Dag,
     DagEdge,
     DagNode,
+    Evidence,
     NextAction,
     NextEdit,
     NextEdits,
@@ -147,7 +148,12 @@ def signature_change_report() -> Report:
         TestHit(
             file="pkg/auth.py", test=TestId("tests/test_auth.py::TestLogin::test_mfa"), conf=1.0
         ),
-        TestHit(file="pkg/auth.py", test=TestId("tests/test_views.py::test_login_view"), conf=0.56),
+        TestHit(
+            file="pkg/auth.py",
+            test=TestId("tests/test_views.py::test_login_view"),
+            conf=0.56,
+            evidence=Evidence.RECORDED,
+        ),
     )
     dag = Dag(
         nodes=(

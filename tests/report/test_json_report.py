@@ -114,8 +114,18 @@ def test_batches_tests_cochange_unanalyzable_obligations(reports: Reports) -> No
         {"batch_id": 1, "members": ["pkg.registry.dispatch"], "size": 1, "split": False},
     ]
     assert d["tests"] == [
-        {"file": "pkg/auth.py", "test": "tests/test_auth.py::TestLogin::test_mfa", "conf": 1.0},
-        {"file": "pkg/auth.py", "test": "tests/test_views.py::test_login_view", "conf": 0.56},
+        {
+            "file": "pkg/auth.py",
+            "test": "tests/test_auth.py::TestLogin::test_mfa",
+            "conf": 1.0,
+            "evidence": "static",
+        },
+        {
+            "file": "pkg/auth.py",
+            "test": "tests/test_views.py::test_login_view",
+            "conf": 0.56,
+            "evidence": "recorded",
+        },
     ]
     assert d["cochange"] == [
         {"file": "pkg/session.py", "score": 0.42},

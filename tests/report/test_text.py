@@ -233,7 +233,7 @@ def test_batches_tests_and_the_llm_order(reports: Reports) -> None:
     ) in lines
     assert "  2. dispatch" in lines
     assert "  1.00  tests/test_auth.py::TestLogin::test_mfa" in lines
-    assert "  0.56  tests/test_views.py::test_login_view" in lines
+    assert "  0.56  tests/test_views.py::test_login_view  (recorded coverage)" in lines
     assert "  0.42  pkg/session.py" in lines
     # registry.py:7 is listed once, as a MAY site; the other hidden channel has its own section
     assert "  pkg/plugins/__init__.py:1  module-level __getattr__ may serve any name" in lines
