@@ -19,6 +19,7 @@ from impact_ls.model import ArgShape, Edge, EdgeKind, NodeKind, QualName, Span
 MAX_NAME_CANDIDATES = 16
 _CALLABLE_KINDS = frozenset({NodeKind.FUNCTION, NodeKind.METHOD, NodeKind.FIXTURE})
 _TYPE_REF_KINDS = frozenset({Kind.CLASS, Kind.FUNCTION, Kind.FIELD, Kind.DANGLING})
+_CALL_KINDS = (EdgeKind.CALL, EdgeKind.INSTANTIATE)
 _new_edge = fast_init(Edge)
 
 # what one call site added: the member edges of its receiver walk, and the edges it returned
@@ -38,6 +39,7 @@ class FileResolver:
         self.edges: list[Edge] = []
         self.fixture_calls: dict[tuple[str, str], list[Edge]] = {}
         self._call_memo: dict[tuple[str, str, Chain], _CallMemo] = {}
+        self.external_targets: set[QualName] = set()
 
     def run(self) -> list[Edge]:
         """Every edge evidenced in the file, in resolution order."""
@@ -48,7 +50,8 @@ class FileResolver:
         for call in info.facts.calls:
             for edge in self.call_edges(info, call):
                 self.edges.append(edge)
-                if edge.kind in (EdgeKind.CALL, EdgeKind.INSTANTIATE):
+                # a test's ``tests`` edges name units of the project, not installed packages
+                if edge.kind in _CALL_KINDS and edge.target not in self.external_targets:
                     calls_by_scope.setdefault(call.scope, []).append(edge)
         for access in info.facts.accesses:
             self._access(info, access.scope, access.chain, access.span, access.head_local)
@@ -169,6 +172,10 @@ class FileResolver:
             if init.kind == Kind.FUNCTION:
                 out.append(self.edge(EdgeKind.CALL, source, init.qual, call.span, call.args))
         elif target.kind in (Kind.FUNCTION, Kind.DANGLING):
+            out.append(self.edge(EdgeKind.CALL, source, target.qual, call.span, call.args))
+        elif target.kind == Kind.EXTERNAL and target.module:
+            # a call into an installed package ends at its dotted name: never dropped
+            self.external_targets.add(target.qual)
             out.append(self.edge(EdgeKind.CALL, source, target.qual, call.span, call.args))
         elif target.kind == Kind.FIELD:
             out.append(self.edge(EdgeKind.CLASS_MEMBER, source, target.qual, call.span))

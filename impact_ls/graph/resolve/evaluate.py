@@ -17,11 +17,15 @@ from impact_ls.graph.resolve.fixtures import find_fixture
 from impact_ls.graph.resolve.symbols import MAX_DEPTH, Symbols
 from impact_ls.graph.resolve.values import (
     EXTERNAL_VALUE,
+    EXTERNALS,
     UNKNOWN_VALUE,
     UNTYPED,
     Kind,
     Value,
     enclosing_class,
+    external,
+    external_call,
+    external_member,
     function_scopes,
     outer_scope,
     scope_chain,
@@ -117,9 +121,26 @@ class Evaluator(Symbols):
             found = self.own_member(k, name)
             if found is not None:
                 return found
+        # not ours: an installed base class of the hierarchy defines it (its first, in MRO order)
+        for k in mro:
+            for base in self.external_bases(k):
+                return external_member(base, name)
         if skip_self:
             return UNKNOWN_VALUE
         return Value(Kind.DANGLING, klass.module, f"{klass.local}.{name}")
+
+    def external_bases(self, klass: Value) -> list[Value]:
+        """The bases of ``klass`` itself that are installed classes (``dict``, ``Exception``…)."""
+        found = self.class_def(klass)
+        if found is None:
+            return []
+        info, d = found
+        out = []
+        for chain in d.bases:
+            base = self.global_chain(info, chain, d.parent)
+            if base.kind == Kind.EXTERNAL:
+                out.append(base)
+        return out
 
     def field_type(self, info: FileInfo, class_local: str, name: str) -> Value | None:
         """The type of ``Class.name`` from a class-level or ``self.name`` typed assignment."""
@@ -178,7 +199,12 @@ class Evaluator(Symbols):
         if val.kind == Kind.FUNCTION and not annotated:
             return self.returns_of(val)
         if val.kind == Kind.EXTERNAL:
-            return EXTERNAL_VALUE  # a library object: known not to be ours, so no name-matching
+            # a library object: known not to be ours, so no name-matching
+            if annotated:
+                return Value(Kind.EXTERNAL_INSTANCE, val.module) if val.module else EXTERNAL_VALUE
+            return external_call(val)
+        if val.kind == Kind.EXTERNAL_INSTANCE:
+            return EXTERNAL_VALUE
         return None
 
     def returns_of(self, func: Value) -> Value | None:
@@ -303,8 +329,8 @@ class Evaluator(Symbols):
         if kind == Kind.DANGLING and "." not in val.local:
             # below a missing module-level name (a deleted module or class) all is missing too
             return Value(Kind.DANGLING, val.module, f"{val.local}.{attr}")
-        if kind == Kind.EXTERNAL:
-            return EXTERNAL_VALUE
+        if kind in EXTERNALS:
+            return external_member(val, attr)
         return UNKNOWN_VALUE
 
     def property_value(self, member: Value) -> Value:
@@ -324,5 +350,7 @@ class Evaluator(Symbols):
         if val.kind == Kind.FUNCTION:
             return self.returns_of(val) or UNKNOWN_VALUE
         if val.kind == Kind.EXTERNAL:
+            return external_call(val)
+        if val.kind == Kind.EXTERNAL_INSTANCE:
             return EXTERNAL_VALUE
         return UNKNOWN_VALUE

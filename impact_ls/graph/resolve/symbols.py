@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from impact_ls.graph.facts import ImportFact
 from impact_ls.graph.resolve.fileinfo import FileInfo, Project
-from impact_ls.graph.resolve.values import EXTERNAL_VALUE, UNKNOWN_VALUE, Kind, Value
+from impact_ls.graph.resolve.values import EXTERNAL_VALUE, UNKNOWN_VALUE, Kind, Value, external
 from impact_ls.model import NodeKind
 
 MAX_DEPTH = 24
@@ -49,7 +49,7 @@ class Symbols:
         if "." in module and self.module_exists(module.split(".", 1)[0]):
             parent, _, last = module.rpartition(".")
             return Value(Kind.DANGLING, parent, last)
-        return EXTERNAL_VALUE
+        return external(module)
 
     @staticmethod
     def absolute(info: FileInfo, imp: ImportFact) -> str:
@@ -99,7 +99,7 @@ class Symbols:
                 return Value(Kind.DANGLING, module, name)
             if "." in module and self.module_exists(module.split(".", 1)[0]):
                 return Value(Kind.DANGLING, module, name)  # a module of ours that is gone
-            return EXTERNAL_VALUE
+            return external(f"{module}.{name}")
         d = target.top.get(name)
         if d is not None:
             kind = Kind.CLASS if d.kind is NodeKind.CLASS else Kind.FUNCTION

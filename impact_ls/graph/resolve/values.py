@@ -4,7 +4,10 @@ A value is a kind plus where it lives: ``Value(Kind.CLASS, "pkg.mod", "Service")
 ``pkg.mod.Service``, ``Kind.INSTANCE`` an instance of it, ``Kind.FIELD`` an attribute or module
 constant (``of`` = its own instance type, when known), ``Kind.DANGLING`` a name under a known
 module or class that nothing defines (a deleted function: its users still point at it),
-``Kind.EXTERNAL`` anything of an installed package, ``Kind.UNKNOWN`` the rest.
+``Kind.EXTERNAL`` anything of an installed package or the standard library (``module`` is its
+dotted name as imported, ``os.path.join``, or ``""`` when it has none: a builtin, what an
+external call returned), ``Kind.EXTERNAL_INSTANCE`` an instance of the external class named by
+``module``, ``Kind.UNKNOWN`` the rest.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ class Kind:
     DANGLING = "dangling"
     UNKNOWN = "unknown"
     EXTERNAL = "external"
+    EXTERNAL_INSTANCE = "external-instance"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +60,26 @@ USABLE = frozenset({Kind.FIELD, Kind.FUNCTION, Kind.CLASS, Kind.DANGLING})
 UNTYPED = frozenset({Kind.UNKNOWN, Kind.DANGLING})
 UNKNOWN_VALUE = Value(Kind.UNKNOWN)
 EXTERNAL_VALUE = Value(Kind.EXTERNAL)
+EXTERNALS = frozenset({Kind.EXTERNAL, Kind.EXTERNAL_INSTANCE})
+
+
+def external(path: str) -> Value:
+    """An external name by its dotted path (``""``: an external thing with no name)."""
+    return Value(Kind.EXTERNAL, path) if path else EXTERNAL_VALUE
+
+
+def external_member(val: Value, attr: str) -> Value:
+    """``val.attr`` for an external name or instance: the dotted path grows, if it has one."""
+    return external(f"{val.module}.{attr}") if val.module else EXTERNAL_VALUE
+
+
+def external_call(val: Value) -> Value:
+    """What calling an external gives: an instance of a class named in CapWords, else nothing
+    nameable (a function's result type is unknown without the library's source)."""
+    last = val.module.rpartition(".")[2]
+    if val.kind == Kind.EXTERNAL and last[:1].isupper():
+        return Value(Kind.EXTERNAL_INSTANCE, val.module)
+    return EXTERNAL_VALUE
 
 
 def scope_chain(scope: str) -> Iterable[str]:
