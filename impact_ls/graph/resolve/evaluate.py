@@ -23,7 +23,6 @@ from impact_ls.graph.resolve.values import (
     Kind,
     Value,
     enclosing_class,
-    external,
     external_call,
     external_member,
     function_scopes,
