@@ -39,7 +39,7 @@ else:  # pragma: no cover - exercised only on 3.10
 
 logger = logging.getLogger(__name__)
 
-EXTRACTOR_VERSION = "5"
+EXTRACTOR_VERSION = "6"
 
 Chain = tuple[str, ...]
 

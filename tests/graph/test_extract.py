@@ -129,6 +129,8 @@ def test_calls_record_callee_chain_arg_shape_scope_and_locality() -> None:
         ("Service.login", ("super()", "login"), 29, ArgShape(positional=1), False),
         ("Service.login", ("Service", "make", "()", "login"), 30, ArgShape(positional=1), False),
         ("Service.login", ("Service", "make"), 30, ArgShape(double_star=True), False),
+        # ``+=`` calls ``__iadd__``: an implicit call, spelled out as one
+        ("Service.login", ("self", "retries", "__iadd__"), 32, ArgShape(positional=1), False),
         ("Service.login", ("os", "path", "join"), 33, ArgShape(positional=1), False),
     ]
 

@@ -12,6 +12,7 @@ The parts, in the order a newcomer would read them:
 - ``definitions.py``: ``def``/``class`` (with ``pytest_items.py``: tests, fixtures, requests);
 - ``bindings.py``: imports, assignments, ``__all__``, parameters;
 - ``uses.py``: calls, attribute chains, dynamic references;
+- ``implicit.py``: the calls syntax makes without a call (operators, ``with``, ``for``…);
 - ``syntax.py`` and ``source_text.py``: reading values out of nodes and out of the text.
 """
 
@@ -20,7 +21,7 @@ from __future__ import annotations
 import ast
 import logging
 
-from impact_ls.graph.extract import bindings, definitions, uses
+from impact_ls.graph.extract import bindings, definitions, implicit, uses
 from impact_ls.graph.extract.syntax import parse_quietly
 from impact_ls.graph.extract.walker import Handler, Walker
 from impact_ls.graph.facts import FileFacts, gc_paused
@@ -49,6 +50,17 @@ _HANDLERS: dict[type, Handler] = {
     ast.ExceptHandler: bindings.visit_except,
     ast.Call: uses.visit_call,
     ast.Attribute: uses.visit_attribute,
+    ast.BinOp: implicit.visit_binop,
+    ast.Compare: implicit.visit_compare,
+    ast.UnaryOp: implicit.visit_unary,
+    ast.Subscript: implicit.visit_subscript,
+    ast.With: implicit.visit_with,
+    ast.AsyncWith: implicit.visit_with,
+    ast.For: implicit.visit_for,
+    ast.AsyncFor: implicit.visit_for,
+    ast.comprehension: implicit.visit_comprehension,
+    ast.FormattedValue: implicit.visit_formatted,
+    ast.Raise: implicit.visit_raise,
 }
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from impact_ls.graph.extract import implicit
 from impact_ls.graph.extract.syntax import (
     annotation_chains,
     chain_of,
@@ -101,6 +102,7 @@ def visit_aug_assign(walk: Walker, node: ast.AugAssign) -> None:
         _extend_all(walk, node.value, string_list(node.value))
     if isinstance(target, ast.Name):
         walk.record_name(target.id, target)
+    implicit.visit_aug_assign(walk, node)
     _assign_target(walk, target, None, span_of(node), annotated=None)
     walk.visit(node.value)
 

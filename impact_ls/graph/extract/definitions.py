@@ -51,6 +51,7 @@ def visit_def(walk: Walker, node: _Function) -> None:
     kind, requests = function_kind(walk, node, marks, params)
     param_types, returns = _annotations(walk, node, params, qualname)
     outer.bound.add(node.name)
+    outer.defined.add(node.name)
     if not in_class and not outer.is_function and node.name == "__getattr__":
         name_span = walk.source.name_span(node)
         walk.dynamic.append(new_dynamic("", "__getattr__", DynamicKind.MODULE_GETATTR, name_span))
@@ -96,6 +97,7 @@ def visit_class(walk: Walker, node: ast.ClassDef) -> None:
         name = dotted(deco.func if isinstance(deco, ast.Call) else deco)
         decorators.append(name)
         usefixtures.extend(class_usefixtures(deco, name))
+    outer.defined.add(node.name)
     bases: list[Chain] = []
     base_spans: list[Span] = []
     for base in node.bases:
@@ -139,9 +141,17 @@ def visit_class(walk: Walker, node: ast.ClassDef) -> None:
 
 
 def visit_decorator(walk: Walker, deco: ast.expr) -> None:
-    """A decorator: a bare one is a call of it with the decorated function as its argument."""
+    """A decorator: a bare one is a call of it with the decorated function as its argument; a
+    factory's (``@route("/")``) call returns the decorator that is called so."""
     if isinstance(deco, ast.Call):
         walk.visit(deco)
+        chain = chain_of(deco.func)
+        if UNKNOWN not in chain and CALL not in chain:
+            scope = walk.scope
+            applied = (*walk.rewrite_self(chain), CALL)
+            use = CallUse(scope.qualname, applied, span_of(deco), ArgShape(positional=1), False)
+            walk.pend(use)
+            walk.calls.append(use)
         return
     if isinstance(deco, (ast.Name, ast.Attribute)):
         chain = chain_of(deco)
@@ -238,13 +248,15 @@ def _annotations(
 
 
 def _agreed_return(scope: Scope) -> Chain:
-    """The one chain every ``return`` of the function gives, if it starts from no local."""
+    """The one chain every ``return`` of the function gives, if it starts from no local other
+    than a function or class defined in it (``return wrapper`` of a decorator)."""
     if not scope.returns:
         return ()
     first = scope.returns[0]
     if first is None or any(r != first for r in scope.returns):
         return ()
     head = first[0]
-    if head not in ("self", "cls") and head in scope.bound and head not in scope.globals:
+    local = head in scope.bound and head not in scope.globals and head not in scope.defined
+    if head not in ("self", "cls") and local:
         return ()  # ``s = Session(); return s``: the local's type lives in the body, not here
     return first

@@ -59,6 +59,7 @@ class Scope:
     __slots__ = (
         "attributes",
         "bound",
+        "defined",
         "globals",
         "is_class",
         "is_function",
@@ -76,6 +77,7 @@ class Scope:
         self.is_class = is_class
         self.is_function = is_function
         self.bound: set[str] = set()
+        self.defined: set[str] = set()  # the functions and classes defined directly here
         self.globals: set[str] = set()
         # uses whose head name may be local here; settled when the scope closes
         self.pending: list[Use] = []

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from impact_ls.graph.extract import implicit
 from impact_ls.graph.extract.scopes import CallUse
 from impact_ls.graph.extract.syntax import arg_shape, chain_of, span_of
 from impact_ls.graph.extract.walker import new_dynamic
@@ -31,6 +32,7 @@ _IMPORT_MODULE = {("importlib", "import_module"), ("import_module",), ("__import
 # the last names of every chain ``_dynamic_call`` acts on: a cheap test before the full one
 _DYNAMIC_CALLEES = frozenset({*_DYNAMIC_ATTR, *(c[-1] for c in _IMPORT_MODULE)})
 _NEVER_LOCAL = frozenset({UNKNOWN, SUPER, "self", "cls"})
+_DUNDER_BUILTINS = frozenset({*implicit.BUILTIN_DUNDERS, "print"})
 _CONSTANT = ast.Constant
 _NAME = ast.Name
 
@@ -55,6 +57,8 @@ def visit_call(walk: Walker, node: ast.Call) -> None:
     walk.calls.append(use)
     if chain[-1] in _DYNAMIC_CALLEES:
         _dynamic_call(walk, chain, node)
+    if len(chain) == 1 and head in _DUNDER_BUILTINS and head not in scope.bound:
+        implicit.builtin_call(walk, head, node)
     visit = walk.visit
     for expr in inner:
         visit(expr)

@@ -167,6 +167,12 @@ class Walker:
         if handler is not None:
             handler(self, node)
             return
+        self.walk_children(node)
+
+    def walk_children(self, node: ast.AST) -> None:
+        """Visit every child node of ``node`` (what ``visit`` does for kinds it has no handler
+        for; a handler that only records something calls it to walk on)."""
+        kind = type(node)
         names = _CHILD_FIELDS.get(kind)
         if names is None:
             names = _CHILD_FIELDS[kind] = tuple(

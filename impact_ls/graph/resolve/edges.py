@@ -20,6 +20,43 @@ MAX_NAME_CANDIDATES = 16
 _CALLABLE_KINDS = frozenset({NodeKind.FUNCTION, NodeKind.METHOD, NodeKind.FIXTURE})
 _TYPE_REF_KINDS = frozenset({Kind.CLASS, Kind.FUNCTION, Kind.FIELD, Kind.DANGLING})
 _CALL_KINDS = (EdgeKind.CALL, EdgeKind.INSTANTIATE)
+# what constructing a class calls, when the project defines it: ``__new__``, ``__init__``, and the
+# hooks dataclasses and attrs call from the ``__init__`` they generate
+_CONSTRUCTION = ("__new__", "__init__", "__post_init__", "__attrs_post_init__")
+# the special method Python uses when the first is missing (``str`` falls back to ``__repr__``)
+_FALLBACKS: dict[str, tuple[str, ...]] = {
+    "__format__": ("__format__", "__str__", "__repr__"),
+    "__str__": ("__str__", "__repr__"),
+    "__ne__": ("__ne__", "__eq__"),
+    "__bool__": ("__bool__", "__len__"),
+    "__contains__": ("__contains__", "__iter__", "__getitem__"),
+    "__iter__": ("__iter__", "__getitem__"),
+    "__reversed__": ("__reversed__", "__len__"),
+    **{
+        f"__i{op}__": (f"__i{op}__", f"__{op}__")
+        for op in (
+            "add",
+            "sub",
+            "mul",
+            "matmul",
+            "truediv",
+            "floordiv",
+            "mod",
+            "pow",
+            "lshift",
+            "rshift",
+            "or",
+            "xor",
+            "and",
+        )
+    },
+}
+
+
+def _is_dunder(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
 _new_edge = fast_init(Edge)
 
 # what one call site added: the member edges of its receiver walk, and the edges it returned
@@ -147,14 +184,16 @@ class FileResolver:
             return self._edges_to(info.qual(call.scope), target, call)
         receiver = self._walk(info, call.scope, chain[:-1], call.head_local, call.span)
         name = chain[-1]
-        if name == CALL:
-            return []
+        if name == CALL:  # ``make()()``: calling what a call returned
+            return self._edges_to(info.qual(call.scope), self.values.called(receiver), call)
         if receiver.kind == Kind.DANGLING and "." in receiver.local:
             # ``Model.objects.create()``: no class in the MRO assigns ``objects`` — it comes
             # from a metaclass, a descriptor or a library base; guessing by name here would
             # link every such call to every ``create`` (measured: a third of all edges)
             return []
         source = info.qual(call.scope)
+        if _is_dunder(name):
+            return self._special(source, receiver, name, call)
         if receiver.kind == Kind.UNKNOWN or (receiver.kind == Kind.FIELD and receiver.of is None):
             return self._name_matched(source, name, call)
         target = self.values.step(receiver, name)
@@ -163,14 +202,29 @@ class FileResolver:
             return [self.edge(EdgeKind.CLASS_MEMBER, source, target.qual, call.span)]
         return self._edges_to(source, target, call)
 
+    def _special(self, source: QualName, receiver: Value, name: str, call: CallFact) -> list[Edge]:
+        """``obj.__add__(…)``, spelled out or made by syntax: linked only when the receiver's
+        class defines it (or the method Python falls back to), never by name alone."""
+        if receiver.kind not in (Kind.INSTANCE, Kind.CLASS, Kind.SUPER, Kind.MODULE):
+            return []
+        for candidate in _FALLBACKS.get(name, (name,)):
+            target = self.values.step(receiver, candidate)
+            if target.kind == Kind.FUNCTION:
+                return [self.edge(EdgeKind.CALL, source, target.qual, call.span, call.args)]
+        return []
+
     def _edges_to(self, source: QualName, target: Value, call: CallFact) -> list[Edge]:
         """The edges of calling ``target``: a class is instantiated and its ``__init__`` called."""
         out: list[Edge] = []
         if target.kind == Kind.CLASS:
             out.append(self.edge(EdgeKind.INSTANTIATE, source, target.qual, call.span, call.args))
-            init = self.values.member(target, "__init__")
-            if init.kind == Kind.FUNCTION:
-                out.append(self.edge(EdgeKind.CALL, source, init.qual, call.span, call.args))
+            for hook in _CONSTRUCTION:
+                made = self.values.member(target, hook)
+                if made.kind == Kind.FUNCTION:
+                    out.append(self.edge(EdgeKind.CALL, source, made.qual, call.span, call.args))
+        elif target.kind == Kind.INSTANCE:
+            # calling an instance calls its class's ``__call__``
+            out.extend(self._special(source, target, "__call__", call))
         elif target.kind in (Kind.FUNCTION, Kind.DANGLING):
             out.append(self.edge(EdgeKind.CALL, source, target.qual, call.span, call.args))
         elif target.kind == Kind.EXTERNAL and target.module:

@@ -225,9 +225,13 @@ class Evaluator(Symbols):
         self._evaluating.add(key)
         try:
             chain = d.returns_value
+            nested = target.defs.get(f"{d.qualname}.{chain[0]}")
             if chain[0] in ("self", "cls"):
                 val = self.head(target, d.qualname, chain[0], False, d.span.line)
-            else:  # never a local (extraction made sure): a module-level name
+            elif nested is not None:  # ``return wrapper``: a function or class defined inside
+                kind = Kind.CLASS if nested.kind is NodeKind.CLASS else Kind.FUNCTION
+                val = Value(kind, target.module, nested.qualname)
+            else:  # no other local (extraction made sure): a module-level name
                 val = self.global_chain(target, chain[:1], d.parent)
             for part in chain[1:]:
                 val = self.called(val) if part == CALL else self.step(val, part)
@@ -255,7 +259,8 @@ class Evaluator(Symbols):
         """The value of a chain's first name in ``scope`` at ``line``.
 
         ``self``/``cls``/``super()`` are the enclosing class; a local (``head_local``) is typed
-        by its assignments, annotated parameters, requested fixtures or scoped imports; any
+        by its assignments, the functions and classes defined in its scope, annotated
+        parameters, requested fixtures or scoped imports; any
         other name is a module global.
         """
         if head == UNKNOWN:
@@ -277,6 +282,10 @@ class Evaluator(Symbols):
                 typed = self.assigned_type(info, s, (head,), line)
                 if typed is not None:
                     return typed
+                nested = info.defs.get(f"{s}.{head}")
+                if nested is not None:  # a function or class defined inside this one
+                    kind = Kind.CLASS if nested.kind is NodeKind.CLASS else Kind.FUNCTION
+                    return Value(kind, info.module, nested.qualname)
                 d = info.defs.get(s)
                 if d is not None:
                     for hint in d.param_types:
