@@ -46,6 +46,7 @@ Chain = tuple[str, ...]
 UNKNOWN = "?"
 CALL = "()"
 SUPER = "super()"
+DECORATED = "@"  # the key under which a decorator's call passes the decorated definition
 
 _FROZEN: dict[str, bool] = {"frozen": True, "slots": True, "kw_only": True}
 
@@ -110,6 +111,7 @@ class DefFact:
     test_id: str | None = None
     fixture: FixtureInfo | None = None
     requests: tuple[Request, ...] = ()
+    decorated_by: Chain = ()  # the outermost decorator, ``()``-ended when it is a factory call
 
     @property
     def name(self) -> str:
@@ -124,13 +126,20 @@ class DefFact:
 
 @dataclass(**_FROZEN)
 class CallFact:
-    """A call site: the callee chain, the argument shape and the enclosing scope."""
+    """A call site: the callee chain, the argument shape and the enclosing scope.
+
+    ``values`` are the arguments that are chains (``run(job, on_done=self.finish)`` →
+    ``(("0", ("job",)), ("on_done", ("self", "finish")))``), keyed by position or keyword: what
+    flows into the callee's parameters, and the functions handed to a library. A decorator's call
+    passes the decorated definition under the key ``"@"``.
+    """
 
     scope: str
     callee: Chain
     span: Span
     args: ArgShape
     head_local: bool = False
+    values: tuple[tuple[str, Chain], ...] = ()
 
 
 @dataclass(**_FROZEN)
@@ -341,6 +350,7 @@ def _encode_def(d: DefFact) -> tuple[Any, ...]:
         d.test_id,
         None if fixture is None else (fixture.name, fixture.autouse),
         tuple([(r.name, _span_row(r.span)) for r in d.requests]),
+        d.decorated_by,
     )
 
 
@@ -366,6 +376,7 @@ def _decode_def(row: tuple[Any, ...]) -> DefFact:
         test_id,
         fixture,
         requests,
+        decorated_by,
     ) = row
     return _new_def(
         qualname,
@@ -388,6 +399,7 @@ def _decode_def(row: tuple[Any, ...]) -> DefFact:
         test_id,
         None if fixture is None else _new_fixture(*fixture),
         tuple([_new_request(name, _new_span(*s)) for name, s in requests]),
+        decorated_by,
     )
 
 
@@ -401,7 +413,14 @@ def _encode_file(f: FileFacts) -> tuple[Any, ...]:
         tuple(map(_encode_def, f.definitions)),
         tuple(
             [
-                (c.scope, c.callee, _span_row(c.span), _encode_shape(c.args), c.head_local)
+                (
+                    c.scope,
+                    c.callee,
+                    _span_row(c.span),
+                    _encode_shape(c.args),
+                    c.head_local,
+                    c.values,
+                )
                 for c in f.calls
             ]
         ),
@@ -463,8 +482,8 @@ def _decode_file(row: tuple[Any, ...]) -> FileFacts:
         tuple(map(_decode_def, definitions)),
         tuple(
             [
-                _new_call(scope, callee, span(*s), _decode_shape(args), head_local)
-                for scope, callee, s, args, head_local in calls
+                _new_call(scope, callee, span(*s), _decode_shape(args), head_local, values)
+                for scope, callee, s, args, head_local, values in calls
             ]
         ),
         tuple(
@@ -529,6 +548,7 @@ def facts_from_bytes(data: bytes) -> FileFacts:
 
 __all__ = [
     "CALL",
+    "DECORATED",
     "EXTRACTOR_VERSION",
     "SUPER",
     "UNKNOWN",

@@ -28,8 +28,10 @@ from impact_ls.graph.extract.syntax import (
     span_of,
 )
 from impact_ls.graph.extract.walker import new_dynamic, new_type_ref
-from impact_ls.graph.facts import CALL, SUPER, UNKNOWN, Chain, DefFact, Request, TypeHint
+from impact_ls.graph.facts import CALL, DECORATED, SUPER, UNKNOWN, Chain, DefFact, Request, TypeHint
 from impact_ls.model import ArgShape, DynamicKind, NodeKind, Param, Span
+
+_ONE = ArgShape(positional=1)
 
 if TYPE_CHECKING:
     from impact_ls.graph.extract.walker import Walker
@@ -42,7 +44,7 @@ def visit_def(walk: Walker, node: _Function) -> None:
     outer = walk.scope
     in_class = outer.is_class
     for deco in node.decorator_list:
-        visit_decorator(walk, deco)
+        visit_decorator(walk, deco, node.name)
     marks = pytest_marks(node)
     params = params_of(node.args)
     walk.visit_all(node.args.defaults)
@@ -82,6 +84,7 @@ def visit_def(walk: Walker, node: _Function) -> None:
             test_id=test_id(walk.file, qualname) if kind is NodeKind.TEST else None,
             fixture=marks.fixture,
             requests=tuple(requests),
+            decorated_by=_decorated_by(walk, node),
         )
     )
 
@@ -93,7 +96,7 @@ def visit_class(walk: Walker, node: ast.ClassDef) -> None:
     decorators: list[str] = []
     usefixtures: list[Request] = []
     for deco in node.decorator_list:
-        visit_decorator(walk, deco)
+        visit_decorator(walk, deco, node.name)
         name = dotted(deco.func if isinstance(deco, ast.Call) else deco)
         decorators.append(name)
         usefixtures.extend(class_usefixtures(deco, name))
@@ -140,16 +143,18 @@ def visit_class(walk: Walker, node: ast.ClassDef) -> None:
     )
 
 
-def visit_decorator(walk: Walker, deco: ast.expr) -> None:
-    """A decorator: a bare one is a call of it with the decorated function as its argument; a
-    factory's (``@route("/")``) call returns the decorator that is called so."""
+def visit_decorator(walk: Walker, deco: ast.expr, decorated: str) -> None:
+    """A decorator: a bare one is a call of it with the decorated function (``decorated``, a
+    name of the enclosing scope) as its argument; a factory's (``@route("/")``) call returns the
+    decorator that is called so."""
+    given = ((DECORATED, (decorated,)),)
     if isinstance(deco, ast.Call):
         walk.visit(deco)
         chain = chain_of(deco.func)
         if UNKNOWN not in chain and CALL not in chain:
             scope = walk.scope
             applied = (*walk.rewrite_self(chain), CALL)
-            use = CallUse(scope.qualname, applied, span_of(deco), ArgShape(positional=1), False)
+            use = CallUse(scope.qualname, applied, span_of(deco), _ONE, False, given)
             walk.pend(use)
             walk.calls.append(use)
         return
@@ -161,11 +166,31 @@ def visit_decorator(walk: Walker, deco: ast.expr) -> None:
         scope = walk.scope
         if scope.is_class and chain[0] in scope.bound:
             return  # ``@prop.setter``: a class-local helper, not a call we can resolve
-        use = CallUse(scope.qualname, chain, span_of(deco), ArgShape(positional=1), False)
+        use = CallUse(scope.qualname, chain, span_of(deco), _ONE, False, given)
         walk.pend(use)
         walk.calls.append(use)
         return
     walk.visit(deco)
+
+
+def _decorated_by(walk: Walker, node: _Function) -> Chain:
+    chain = decorated_by(node)
+    return walk.rewrite_self(chain) if chain else ()
+
+
+def decorated_by(node: _Function | ast.ClassDef) -> Chain:
+    """The outermost decorator as a chain, ``()``-ended when it is a factory call; ``()``
+    when there is none or it is not a plain name."""
+    if not node.decorator_list:
+        return ()
+    deco = node.decorator_list[0]
+    target = deco.func if isinstance(deco, ast.Call) else deco
+    if not isinstance(target, (ast.Name, ast.Attribute)):
+        return ()
+    chain = chain_of(target)
+    if UNKNOWN in chain or CALL in chain:
+        return ()
+    return (*chain, CALL) if isinstance(deco, ast.Call) else chain
 
 
 def visit_return(walk: Walker, node: ast.Return) -> None:

@@ -26,16 +26,23 @@ class Use:
 class CallUse(Use):
     """A call site: its callee chain and argument shape (a ``CallFact`` in waiting)."""
 
-    __slots__ = ("args",)
+    __slots__ = ("args", "values")
 
     def __init__(
-        self, scope: str, chain: Chain, span: Span, args: ArgShape, head_local: bool
+        self,
+        scope: str,
+        chain: Chain,
+        span: Span,
+        args: ArgShape,
+        head_local: bool,
+        values: tuple[tuple[str, Chain], ...] = (),
     ) -> None:
         self.scope = scope
         self.chain = chain
         self.span = span
         self.args = args
         self.head_local = head_local
+        self.values = values
 
 
 class AccessUse(Use):

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from impact_ls.graph.extract import implicit
 from impact_ls.graph.extract.scopes import CallUse
 from impact_ls.graph.extract.syntax import arg_shape, chain_of, span_of
-from impact_ls.graph.extract.walker import new_dynamic
+from impact_ls.graph.extract.walker import BUILTINS, new_dynamic
 from impact_ls.graph.facts import CALL, SUPER, UNKNOWN, AccessKind, Chain
 from impact_ls.model import DynamicKind
 
@@ -51,7 +51,14 @@ def visit_call(walk: Walker, node: ast.Call) -> None:
     if scope.is_function and head not in (UNKNOWN, SUPER):
         chain = walk.rewrite_self(chain)
         head = chain[0]
-    use = CallUse(scope.qualname, chain, span_of(node), arg_shape(node), head == UNKNOWN)
+    use = CallUse(
+        scope.qualname,
+        chain,
+        span_of(node),
+        arg_shape(node),
+        head == UNKNOWN,
+        values_of(walk, node),
+    )
     if head not in _NEVER_LOCAL and (scope.is_function or scope.is_class):
         scope.pending.append(use)
     walk.calls.append(use)
@@ -78,6 +85,45 @@ def visit_call(walk: Walker, node: ast.Call) -> None:
                 walk.record_string(arg, value)
         else:
             visit(arg)
+
+
+def values_of(walk: Walker, node: ast.Call) -> tuple[tuple[str, Chain], ...]:
+    """The arguments of a call that may name a function or class (keyed by position or keyword).
+
+    A plain local variable is left out (what it holds is data, as a rule, and it is the most
+    common argument); a function defined in the scope, a parameter's attribute, a module name
+    or ``self.method`` are kept.
+    """
+    out: list[tuple[str, Chain]] = []
+    for i, arg in enumerate(node.args):
+        if type(arg) is ast.Starred:
+            break  # positions after a ``*`` unpacking are unknown
+        chain = _value_chain(walk, arg)
+        if chain is not None:
+            out.append((str(i), chain))
+    for kw in node.keywords:
+        if kw.arg is not None:
+            chain = _value_chain(walk, kw.value)
+            if chain is not None:
+                out.append((kw.arg, chain))
+    return tuple(out) if out else ()
+
+
+def _value_chain(walk: Walker, arg: ast.expr) -> Chain | None:
+    if type(arg) is _NAME:
+        name = arg.id
+        scope = walk.scopes[-1]
+        if scope.is_function and name in scope.bound and name not in scope.defined:
+            return None
+        if name in BUILTINS:
+            return None
+        return walk.rewrite_self((name,)) if scope.is_function else (name,)
+    if type(arg) is ast.Attribute:
+        chain = chain_of(arg)
+        if chain[0] in (UNKNOWN, SUPER) or CALL in chain:
+            return None
+        return walk.rewrite_self(chain) if walk.scopes[-1].is_function else chain
+    return None
 
 
 def visit_attribute(walk: Walker, node: ast.Attribute) -> None:

@@ -316,7 +316,9 @@ class Walker:
         """The frozen facts of the walk, uses settled and filtered."""
         module_scope = self.scopes[0] if self.scopes else None
         bound_here = self.constant_set | (module_scope.bound if module_scope else set())
-        calls = tuple(_new_call(u.scope, u.chain, u.span, u.args, u.head_local) for u in self.calls)
+        calls = tuple(
+            _new_call(u.scope, u.chain, u.span, u.args, u.head_local, u.values) for u in self.calls
+        )
         accesses = []
         for u in self.accesses:
             chain = u.chain

@@ -8,10 +8,12 @@ every call site, every access, every annotation, then pytest's ``tests`` and ``f
 
 from __future__ import annotations
 
-from impact_ls.graph.facts import CALL, SUPER, UNKNOWN, CallFact, Chain
+from collections.abc import Iterable
+
+from impact_ls.graph.facts import CALL, DECORATED, SUPER, UNKNOWN, CallFact, Chain, DefFact
 from impact_ls.graph.fastinit import fast_init
 from impact_ls.graph.resolve import import_edges, pytest_edges
-from impact_ls.graph.resolve.evaluate import Evaluator
+from impact_ls.graph.resolve.evaluate import BUILTINS, Evaluator
 from impact_ls.graph.resolve.fileinfo import FileInfo, Project
 from impact_ls.graph.resolve.values import OWNERS, USABLE, Kind, Value
 from impact_ls.model import ArgShape, Edge, EdgeKind, NodeKind, QualName, Span
@@ -20,6 +22,9 @@ MAX_NAME_CANDIDATES = 16
 _CALLABLE_KINDS = frozenset({NodeKind.FUNCTION, NodeKind.METHOD, NodeKind.FIXTURE})
 _TYPE_REF_KINDS = frozenset({Kind.CLASS, Kind.FUNCTION, Kind.FIELD, Kind.DANGLING})
 _CALL_KINDS = (EdgeKind.CALL, EdgeKind.INSTANTIATE)
+# the builtins that call a function they are given
+_CALLING_BUILTINS = frozenset({"map", "filter", "sorted", "min", "max", "iter", "property"})
+_NOT_A_CLASS = DefFact(qualname="", kind=NodeKind.MODULE, span=Span(line=0), name_span=Span(line=0))
 # what constructing a class calls, when the project defines it: ``__new__``, ``__init__``, and the
 # hooks dataclasses and attrs call from the ``__init__`` they generate
 _CONSTRUCTION = ("__new__", "__init__", "__post_init__", "__attrs_post_init__")
@@ -51,6 +56,10 @@ _FALLBACKS: dict[str, tuple[str, ...]] = {
         )
     },
 }
+
+
+def _unique(edges: Iterable[Edge]) -> list[Edge]:
+    return list(dict.fromkeys(edges))
 
 
 def _is_dunder(name: str) -> bool:
@@ -205,6 +214,10 @@ class FileResolver:
     def _special(self, source: QualName, receiver: Value, name: str, call: CallFact) -> list[Edge]:
         """``obj.__add__(…)``, spelled out or made by syntax: linked only when the receiver's
         class defines it (or the method Python falls back to), never by name alone."""
+        if receiver.kind == Kind.UNION:
+            return _unique(
+                e for o in receiver.options for e in self._special(source, o, name, call)
+            )
         if receiver.kind not in (Kind.INSTANCE, Kind.CLASS, Kind.SUPER, Kind.MODULE):
             return []
         for candidate in _FALLBACKS.get(name, (name,)):
@@ -216,6 +229,8 @@ class FileResolver:
     def _edges_to(self, source: QualName, target: Value, call: CallFact) -> list[Edge]:
         """The edges of calling ``target``: a class is instantiated and its ``__init__`` called."""
         out: list[Edge] = []
+        if target.kind == Kind.UNION:
+            return _unique(e for o in target.options for e in self._edges_to(source, o, call))
         if target.kind == Kind.CLASS:
             out.append(self.edge(EdgeKind.INSTANTIATE, source, target.qual, call.span, call.args))
             for hook in _CONSTRUCTION:
@@ -227,12 +242,36 @@ class FileResolver:
             out.extend(self._special(source, target, "__call__", call))
         elif target.kind in (Kind.FUNCTION, Kind.DANGLING):
             out.append(self.edge(EdgeKind.CALL, source, target.qual, call.span, call.args))
-        elif target.kind == Kind.EXTERNAL and target.module:
-            # a call into an installed package ends at its dotted name: never dropped
-            self.external_targets.add(target.qual)
-            out.append(self.edge(EdgeKind.CALL, source, target.qual, call.span, call.args))
+        elif target.kind == Kind.EXTERNAL:
+            if target.module:
+                # a call into an installed package ends at its dotted name: never dropped
+                self.external_targets.add(target.qual)
+                out.append(self.edge(EdgeKind.CALL, source, target.qual, call.span, call.args))
+            out.extend(self._handed_over(self.info, call))
         elif target.kind == Kind.FIELD:
             out.append(self.edge(EdgeKind.CLASS_MEMBER, source, target.qual, call.span))
+        return out
+
+    def _handed_over(self, info: FileInfo, call: CallFact) -> list[Edge]:
+        """Project functions and classes passed to code that is not ours (``sorted(key=f)``,
+        ``map(f, xs)``, ``partial(f)``, ``Thread(target=f)``): called from here, as far as the
+        project can see. The library's way of calling them is unknown: no argument shape."""
+        if not call.values or info.defs.get(call.scope, _NOT_A_CLASS).kind is NodeKind.CLASS:
+            return []  # a class body's ``field(default_factory=f)`` runs ``f`` at construction
+        callee = call.callee
+        if len(callee) == 1 and callee[0] in BUILTINS and callee[0] not in _CALLING_BUILTINS:
+            return []  # ``isinstance(x, Cls)``, ``getattr(o, n, f)``: the builtin calls nothing
+        source = info.qual(call.scope)
+        out: list[Edge] = []
+        for where, chain in call.values:
+            if where == DECORATED:
+                continue  # a library's decorator keeps the function for later (or wraps it)
+            given = self.values.evaluate(info, call.scope, chain, call.span.line)
+            for option in given.options if given.kind == Kind.UNION else (given,):
+                if option.kind == Kind.FUNCTION:
+                    out.append(self.edge(EdgeKind.CALL, source, option.qual, call.span))
+                elif option.kind == Kind.CLASS:
+                    out.append(self.edge(EdgeKind.INSTANTIATE, source, option.qual, call.span))
         return out
 
     def _name_matched(self, source: QualName, name: str, call: CallFact) -> list[Edge]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import builtins
 
-from impact_ls.graph.facts import CALL, SUPER, UNKNOWN, Chain, DefFact
+from impact_ls.graph.facts import CALL, DECORATED, SUPER, UNKNOWN, CallFact, Chain, DefFact
 from impact_ls.graph.resolve.fileinfo import FileInfo, Project
 from impact_ls.graph.resolve.fixtures import find_fixture
 from impact_ls.graph.resolve.symbols import MAX_DEPTH, Symbols
@@ -28,8 +28,9 @@ from impact_ls.graph.resolve.values import (
     function_scopes,
     outer_scope,
     scope_chain,
+    union,
 )
-from impact_ls.model import NodeKind, QualName
+from impact_ls.model import NodeKind, ParamKind, QualName
 
 BUILTINS = frozenset(dir(builtins))
 PROPERTY_DECORATORS = frozenset({"property", "cached_property"})
@@ -43,6 +44,8 @@ class Evaluator(Symbols):
         self._mro: dict[QualName, list[Value]] = {}
         self._members: dict[tuple[QualName, str, bool], Value] = {}
         self._evaluating: set[tuple[str, str, Chain, int]] = set()
+        self._params: dict[tuple[str, str], Value] = {}
+        self._callers: dict[QualName, list[tuple[CallFact, int]]] | None = None
 
     def class_def(self, klass: Value) -> tuple[FileInfo, DefFact] | None:
         """The file and definition of a project class, if ``klass`` is one."""
@@ -100,7 +103,7 @@ class Evaluator(Symbols):
         d = info.members.get(klass.local, {}).get(name)
         if d is not None:
             kind = Kind.CLASS if d.kind is NodeKind.CLASS else Kind.FUNCTION
-            return Value(kind, klass.module, d.qualname)
+            return self.decorated_value(info, d, Value(kind, klass.module, d.qualname))
         if name in info.attributes.get(klass.local, ()):
             local = f"{klass.local}.{name}"
             return Value(Kind.FIELD, klass.module, local, self.field_type(info, klass.local, name))
@@ -193,6 +196,10 @@ class Evaluator(Symbols):
 
     def instance_of(self, info: FileInfo, val: Value, *, annotated: bool) -> Value | None:
         """The type of what ``val`` makes: an instance of a class, what a function returns."""
+        if val.kind == Kind.UNION:
+            made = [self.instance_of(info, o, annotated=annotated) for o in val.options]
+            found = union(m for m in made if m is not None)
+            return None if found.kind == Kind.UNKNOWN else found
         if val.kind == Kind.CLASS:
             return Value(Kind.INSTANCE, val.module, val.local)
         if val.kind == Kind.FUNCTION and not annotated:
@@ -268,8 +275,12 @@ class Evaluator(Symbols):
         if head in ("self", "cls", SUPER):
             klass = enclosing_class(info, scope)
             if klass is None:
-                if head_local or head == SUPER:
+                if head == SUPER:
                     return UNKNOWN_VALUE
+                # a plain function's parameter named ``self`` (one set on a class later)
+                local = self.local(info, scope, head, line)
+                if local.kind != Kind.UNKNOWN or head_local:
+                    return local
                 return self.global_head(info, head)
             val = Value(Kind.CLASS, info.module, klass)
             if head == "self":
@@ -278,27 +289,34 @@ class Evaluator(Symbols):
                 return Value(Kind.SUPER, info.module, klass)
             return val
         if head_local:
-            for s in function_scopes(info, scope):
-                typed = self.assigned_type(info, s, (head,), line)
-                if typed is not None:
-                    return typed
-                nested = info.defs.get(f"{s}.{head}")
-                if nested is not None:  # a function or class defined inside this one
-                    kind = Kind.CLASS if nested.kind is NodeKind.CLASS else Kind.FUNCTION
-                    return Value(kind, info.module, nested.qualname)
-                d = info.defs.get(s)
-                if d is not None:
-                    for hint in d.param_types:
-                        if hint.name == head:
-                            val = self.global_chain(info, hint.chain, d.parent)
-                            return self.instance_of(info, val, annotated=True) or UNKNOWN_VALUE
-                    if d.requests and any(r.name == head for r in d.requests):
-                        return self.fixture_value(info, d, head)
-                imp = info.scope_imports.get(s, {}).get(head)
-                if imp is not None:
-                    return self.import_symbol(info, imp, 0)
-            return UNKNOWN_VALUE
+            return self.local(info, scope, head, line)
         return self.global_head(info, head)
+
+    def local(self, info: FileInfo, scope: str, head: str, line: int) -> Value:
+        """A local name's value: its typed assignments, the functions and classes defined in its
+        scope, its annotation, fixture or callers' arguments as a parameter, a scoped import."""
+        for s in function_scopes(info, scope):
+            typed = self.assigned_type(info, s, (head,), line)
+            if typed is not None:
+                return typed
+            nested = info.defs.get(f"{s}.{head}")
+            if nested is not None:  # a function or class defined inside this one
+                kind = Kind.CLASS if nested.kind is NodeKind.CLASS else Kind.FUNCTION
+                return self.decorated_value(info, nested, Value(kind, info.module, nested.qualname))
+            d = info.defs.get(s)
+            if d is not None:
+                for hint in d.param_types:
+                    if hint.name == head:
+                        val = self.global_chain(info, hint.chain, d.parent)
+                        return self.instance_of(info, val, annotated=True) or UNKNOWN_VALUE
+                if d.requests and any(r.name == head for r in d.requests):
+                    return self.fixture_value(info, d, head)
+                if any(p.name == head for p in d.params):
+                    return self.param_value(info, d, head)
+            imp = info.scope_imports.get(s, {}).get(head)
+            if imp is not None:
+                return self.import_symbol(info, imp, 0)
+        return UNKNOWN_VALUE
 
     def fixture_value(self, info: FileInfo, requester: DefFact, name: str) -> Value:
         """A requested fixture's value: what the fixture function returns."""
@@ -321,6 +339,8 @@ class Evaluator(Symbols):
     def step(self, val: Value, attr: str) -> Value:
         """Evaluate ``val.attr``."""
         kind = val.kind
+        if kind == Kind.UNION:
+            return union(self.step(o, attr) for o in val.options)
         if kind == Kind.MODULE:
             return self.symbol(val.module, attr, 0)
         if kind == Kind.CLASS:
@@ -353,6 +373,8 @@ class Evaluator(Symbols):
 
     def called(self, val: Value) -> Value:
         """The value of calling ``val``."""
+        if val.kind == Kind.UNION:
+            return union(self.called(o) for o in val.options)
         if val.kind == Kind.CLASS:
             return Value(Kind.INSTANCE, val.module, val.local)
         if val.kind == Kind.FUNCTION:
@@ -362,3 +384,105 @@ class Evaluator(Symbols):
         if val.kind == Kind.EXTERNAL_INSTANCE:
             return EXTERNAL_VALUE
         return UNKNOWN_VALUE
+
+    def param_value(self, info: FileInfo, d: DefFact, name: str) -> Value:
+        """What the call sites in this file pass for parameter ``name`` of ``d`` (their union).
+
+        Only this file's call sites are read (another file's would make this file's edges depend
+        on every caller's text); a parameter no call here passes a known value stays unknown.
+        """
+        key = (d.qualname, name)
+        found = self._params.get(key)
+        if found is not None:
+            return found
+        self._params[key] = UNKNOWN_VALUE  # cycle guard: ``f(cb)`` inside ``f`` itself
+        positional = [
+            p.name
+            for p in d.params
+            if p.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+        ]
+        index = positional.index(name) if name in positional else -1
+        given: list[Value] = []
+        for call, offset in self._callers_index(info).get(info.qual(d.qualname), ()):
+            for where, chain in call.values:
+                if where == DECORATED:  # the decorated definition itself, not what it became
+                    if index == offset:
+                        given.append(self._definition(info, call.scope, chain[0]))
+                    continue
+                at = int(where) + offset if where.isdigit() else -1
+                if where == name or (index >= 0 and at == index):
+                    given.append(self.evaluate(info, call.scope, chain, call.span.line))
+        found = self._params[key] = union(given)
+        return found
+
+    def _definition(self, info: FileInfo, scope: str, name: str) -> Value:
+        d = info.defs.get(f"{scope}.{name}" if scope else name)
+        if d is None:
+            return UNKNOWN_VALUE
+        kind = Kind.CLASS if d.kind is NodeKind.CLASS else Kind.FUNCTION
+        return Value(kind, info.module, d.qualname)
+
+    def _callers_index(self, info: FileInfo) -> dict[QualName, list[tuple[CallFact, int]]]:
+        """This file's call sites that pass values, by the function they call, with the offset
+        of their first argument in its parameters (1 for a bound method or a constructor)."""
+        if self._callers is not None:
+            return self._callers
+        self._callers = {}  # while it is built, parameters read as unknown (no recursion)
+        index: dict[QualName, list[tuple[CallFact, int]]] = {}
+        for call in info.facts.calls:
+            if call.values:
+                target = self._direct_target(info, call)
+                if target is not None:
+                    index.setdefault(target[0], []).append((call, target[1]))
+        self._callers = index
+        return index
+
+    def _direct_target(self, info: FileInfo, call: CallFact) -> tuple[QualName, int] | None:
+        chain = call.callee
+        line = call.span.line
+        if len(chain) == 1:
+            val = self.head(info, call.scope, chain[0], call.head_local, line)
+            bound = False
+        elif chain[-1] == CALL:
+            val = self.called(self.evaluate(info, call.scope, chain[:-1], line))
+            bound = False
+        else:
+            owner = self.evaluate(info, call.scope, chain[:-1], line)
+            val = self.step(owner, chain[-1])
+            bound = owner.kind in (Kind.INSTANCE, Kind.SUPER)
+        if val.kind == Kind.FUNCTION:
+            return val.qual, int(bound and self._is_method(val))
+        if val.kind == Kind.CLASS:
+            init = self.member(val, "__init__")
+            return (init.qual, 1) if init.kind == Kind.FUNCTION else None
+        if val.kind == Kind.INSTANCE:
+            method = self.member(Value(Kind.CLASS, val.module, val.local), "__call__")
+            return (method.qual, 1) if method.kind == Kind.FUNCTION else None
+        return None
+
+    def _is_method(self, func: Value) -> bool:
+        info = self.info_of(func.module)
+        d = info.defs.get(func.local) if info is not None else None
+        return d is not None and d.in_class and "staticmethod" not in d.decorators
+
+    def decorated_value(self, info: FileInfo, d: DefFact, val: Value) -> Value:
+        """What a decorated definition's name holds: the function (or instance) the project's
+        decorator returns in its place; the definition itself for any other decorator."""
+        chain = d.decorated_by
+        if not chain:
+            return val
+        key = (info.facts.file, d.qualname, ("@",), 0)
+        if key in self._evaluating or len(self._evaluating) > MAX_DEPTH:
+            return val
+        self._evaluating.add(key)
+        try:
+            decorator = self.evaluate(info, d.parent, chain, d.span.line)
+            if decorator.kind == Kind.FUNCTION:
+                wrapper = self.returns_of(decorator)
+                if wrapper is not None and wrapper.kind in (Kind.FUNCTION, Kind.CLASS):
+                    return wrapper if wrapper.qual != val.qual else val
+            elif decorator.kind == Kind.CLASS:
+                return Value(Kind.INSTANCE, decorator.module, decorator.local)
+        finally:
+            self._evaluating.discard(key)
+        return val

@@ -8,7 +8,7 @@ module of ours, or at an external (an installed package's name).
 
 from __future__ import annotations
 
-from impact_ls.graph.facts import ImportFact
+from impact_ls.graph.facts import DefFact, ImportFact
 from impact_ls.graph.resolve.fileinfo import FileInfo, Project
 from impact_ls.graph.resolve.values import EXTERNAL_VALUE, UNKNOWN_VALUE, Kind, Value, external
 from impact_ls.model import NodeKind
@@ -30,6 +30,10 @@ class Symbols:
     ) -> Value | None:
         """The type a typed assignment gives ``target`` (a module constant, here)."""
         raise NotImplementedError  # ``Evaluator`` evaluates the assigned expression
+
+    def decorated_value(self, info: FileInfo, d: DefFact, val: Value) -> Value:
+        """What the decorated definition ``d`` is bound to (``Evaluator`` follows decorators)."""
+        return val
 
     def info_of(self, module: str) -> FileInfo | None:
         """The file defining ``module``, asked of the project once per module."""
@@ -103,7 +107,7 @@ class Symbols:
         d = target.top.get(name)
         if d is not None:
             kind = Kind.CLASS if d.kind is NodeKind.CLASS else Kind.FUNCTION
-            return Value(kind, module, name)
+            return self.decorated_value(target, d, Value(kind, module, name))
         imp = target.top_imports.get(name)
         if imp is not None:
             val = self.import_symbol(target, imp, depth)

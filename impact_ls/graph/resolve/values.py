@@ -7,7 +7,8 @@ module or class that nothing defines (a deleted function: its users still point 
 ``Kind.EXTERNAL`` anything of an installed package or the standard library (``module`` is its
 dotted name as imported, ``os.path.join``, or ``""`` when it has none: a builtin, what an
 external call returned), ``Kind.EXTERNAL_INSTANCE`` an instance of the external class named by
-``module``, ``Kind.UNKNOWN`` the rest.
+``module``, ``Kind.UNION`` one of several values (``options``: a parameter that call sites give
+different functions, a container's elements), ``Kind.UNKNOWN`` the rest.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class Kind:
     UNKNOWN = "unknown"
     EXTERNAL = "external"
     EXTERNAL_INSTANCE = "external-instance"
+    UNION = "union"
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +48,7 @@ class Value:
     module: str = ""
     local: str = ""
     of: Value | None = None  # the instance type of a field/constant, the class of an instance
+    options: tuple[Value, ...] = ()  # of a union: the values it may be, each of another kind
 
     @property
     def qual(self) -> QualName:
@@ -61,6 +64,20 @@ UNTYPED = frozenset({Kind.UNKNOWN, Kind.DANGLING})
 UNKNOWN_VALUE = Value(Kind.UNKNOWN)
 EXTERNAL_VALUE = Value(Kind.EXTERNAL)
 EXTERNALS = frozenset({Kind.EXTERNAL, Kind.EXTERNAL_INSTANCE})
+
+
+def union(values: Iterable[Value]) -> Value:
+    """One value for several: the value itself when they agree, unknown when there are none."""
+    seen: dict[Value, None] = {}
+    for value in values:
+        for option in value.options if value.kind == Kind.UNION else (value,):
+            if option.kind not in UNTYPED:
+                seen[option] = None
+    if not seen:
+        return UNKNOWN_VALUE
+    if len(seen) == 1:
+        return next(iter(seen))
+    return Value(Kind.UNION, options=tuple(seen))
 
 
 def external(path: str) -> Value:
