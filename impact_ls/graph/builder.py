@@ -71,6 +71,13 @@ class _Recorder:
         self.reads.add(("n", name))
         return sorted(self._builder._callables.get(name, ()))
 
+    def classes_based_on(self, name: str) -> list[tuple[FileInfo, str]]:
+        self.reads.add(("b", name))
+        builder = self._builder
+        return [
+            (builder._infos[file], local) for file, local in sorted(builder._based.get(name, ()))
+        ]
+
 
 class GraphBuilder:
     """Builds and incrementally patches the code graph from per-file facts (pure, in memory)."""
@@ -87,6 +94,8 @@ class GraphBuilder:
         self._module_file: dict[str, str] = {}
         self._prefixes: dict[str, int] = defaultdict(int)
         self._callables: dict[str, set[QualName]] = defaultdict(set)
+        # classes by the last name of each of their bases: the candidates for "subclasses of X"
+        self._based: dict[str, set[tuple[str, str]]] = defaultdict(set)
         self._reads: dict[str, frozenset[_Key]] = {}
         self._readers: dict[_Key, set[str]] = defaultdict(set)
         self._roots: tuple[str, ...] = ("",)
@@ -306,6 +315,8 @@ class GraphBuilder:
         for local, d in info.defs.items():
             if d.kind in _CALLABLE:
                 self._callables[d.name].add(info.qual(local))
+            for base in d.bases:
+                self._based[base[-1]].add((file, local))
         return keys
 
     def _unindex(self, facts: FileFacts) -> set[_Key]:
@@ -334,6 +345,12 @@ class GraphBuilder:
                     names.discard(info.qual(local))
                     if not names:
                         del self._callables[d.name]
+            for base in d.bases:
+                based = self._based.get(base[-1])
+                if based is not None:
+                    based.discard((file, local))
+                    if not based:
+                        del self._based[base[-1]]
         return keys
 
     @staticmethod
@@ -342,6 +359,7 @@ class GraphBuilder:
         for d in info.defs.values():
             if d.kind in _CALLABLE:
                 keys.add(("n", d.name))
+            keys.update(("b", base[-1]) for base in d.bases)
         return keys
 
     def _reresolve(self, keys: set[_Key], *, also: tuple[str, ...]) -> None:
@@ -416,6 +434,9 @@ class _Fingerprints:
             return f"f {name} {self._file(name) if name in builder._infos else ''}"
         if kind == "n":
             return f"n {name} {sorted(builder._callables.get(name, ()))!r}"
+        if kind == "b":
+            based = sorted(builder._based.get(name, ()))
+            return f"b {name} " + " ".join(f"{f}:{local}:{self._file(f)}" for f, local in based)
         return f"? {kind} {name} {os.urandom(8).hex()}"  # an unknown kind of read: never a hit
 
     def _file(self, file: str) -> str:

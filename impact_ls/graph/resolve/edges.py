@@ -205,11 +205,24 @@ class FileResolver:
             return self._special(source, receiver, name, call)
         if receiver.kind == Kind.UNKNOWN or (receiver.kind == Kind.FIELD and receiver.of is None):
             return self._name_matched(source, name, call)
-        target = self.values.step(receiver, name)
+        target = self._dispatched(chain, receiver, name)
         if target.kind == Kind.FIELD:
             # calling a field (a stored callable): the read is what we can vouch for
             return [self.edge(EdgeKind.CLASS_MEMBER, source, target.qual, call.span)]
         return self._edges_to(source, target, call)
+
+    def _dispatched(self, chain: Chain, receiver: Value, name: str) -> Value:
+        """``receiver.name``; through ``self`` or ``super()`` also the definitions a subclass's
+        MRO puts in its place."""
+        values = self.values
+        if len(chain) == 2 and receiver.kind in (Kind.INSTANCE, Kind.SUPER):
+            klass = Value(Kind.CLASS, receiver.module, receiver.local)
+            if chain[0] == "self":
+                found = values.dispatch(klass, name)
+                return values.property_value(found) if found.kind == Kind.FUNCTION else found
+            if chain[0] == SUPER:
+                return values.super_dispatch(klass, name)
+        return values.step(receiver, name)
 
     def _special(self, source: QualName, receiver: Value, name: str, call: CallFact) -> list[Edge]:
         """``obj.__add__(…)``, spelled out or made by syntax: linked only when the receiver's

@@ -33,6 +33,7 @@ from impact_ls.graph.resolve.values import (
 from impact_ls.model import NodeKind, ParamKind, QualName
 
 BUILTINS = frozenset(dir(builtins))
+MAX_DISPATCH = 16  # subclasses a ``self.m()`` call may dispatch to; past it, only the class's own
 PROPERTY_DECORATORS = frozenset({"property", "cached_property"})
 
 
@@ -45,6 +46,7 @@ class Evaluator(Symbols):
         self._members: dict[tuple[QualName, str, bool], Value] = {}
         self._evaluating: set[tuple[str, str, Chain, int]] = set()
         self._params: dict[tuple[str, str], Value] = {}
+        self._subclasses: dict[QualName, list[Value]] = {}
         self._callers: dict[QualName, list[tuple[CallFact, int]]] | None = None
 
     def class_def(self, klass: Value) -> tuple[FileInfo, DefFact] | None:
@@ -486,3 +488,60 @@ class Evaluator(Symbols):
         finally:
             self._evaluating.discard(key)
         return val
+
+    def subclasses(self, klass: Value) -> list[Value]:
+        """The project's classes below ``klass``, nearest first (each base checked, not guessed
+        from its name), at most ``MAX_DISPATCH``."""
+        qual = klass.qual
+        cached = self._subclasses.get(qual)
+        if cached is not None:
+            return cached
+        self._subclasses[qual] = []  # cycle guard
+        found: list[Value] = []
+        frontier = [klass]
+        seen = {qual}
+        while frontier and len(found) < MAX_DISPATCH:
+            current = frontier.pop(0)
+            name = current.local.rpartition(".")[2]
+            for info, local in self.project.classes_based_on(name):
+                d = info.defs.get(local)
+                if d is None:
+                    continue
+                sub = Value(Kind.CLASS, info.module, local)
+                if sub.qual in seen:
+                    continue
+                if any(self.global_chain(info, b, d.parent) == current for b in d.bases):
+                    seen.add(sub.qual)
+                    found.append(sub)
+                    frontier.append(sub)
+        self._subclasses[qual] = found[:MAX_DISPATCH]
+        return self._subclasses[qual]
+
+    def dispatch(self, klass: Value, name: str) -> Value:
+        """What ``self.name`` may be in a method of ``klass``: its own lookup, and the override
+        each subclass's MRO finds (a template method, a mixin combined with a base)."""
+        own = self.member(klass, name)
+        if own.kind not in (Kind.FUNCTION, Kind.DANGLING):
+            return own
+        found = [own] if own.kind == Kind.FUNCTION else []
+        for sub in self.subclasses(klass):
+            target = self.member(sub, name)
+            if target.kind == Kind.FUNCTION:
+                found.append(target)
+        return union(found) if found else own
+
+    def super_dispatch(self, klass: Value, name: str) -> Value:
+        """What ``super().name`` may be in a method of ``klass``: the next definition after
+        ``klass`` in its own MRO and in the MRO of each subclass (cooperative mixins)."""
+        found: list[Value] = []
+        for owner in (klass, *self.subclasses(klass)):
+            mro = self.mro_of(owner)
+            at = next((i for i, k in enumerate(mro) if k.qual == klass.qual), None)
+            if at is None:
+                continue
+            for k in mro[at + 1 :]:
+                defined = self.own_member(k, name)
+                if defined is not None:
+                    found.append(defined)
+                    break
+        return union(found) if found else self.member(klass, name, skip_self=True)

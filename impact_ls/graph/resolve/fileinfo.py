@@ -162,3 +162,7 @@ class Project(Protocol):
 
     def callables_named(self, name: str) -> list[QualName]:
         """Every function or method named ``name``, sorted."""
+
+    def classes_based_on(self, name: str) -> list[tuple[FileInfo, str]]:
+        """Every class with a base spelled ``…name`` (its file and local qualname), sorted: the
+        candidates for the subclasses of a class called ``name``."""
