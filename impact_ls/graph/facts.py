@@ -9,7 +9,8 @@ file moved under another source root keeps its facts and only changes ``module``
 
 Expressions are kept as dotted chains (``Chain``): ``self.svc.login`` is ``("self", "svc",
 "login")``; ``"()"`` marks a call result (``Cls().run`` is ``("Cls", "()", "run")``), ``"super()"``
-is a ``super()`` call and ``"?"`` an expression that is not a plain chain (``x[0].run``).
+is a ``super()`` call, ``"[]"`` an element (``fns[0]()`` is ``("fns", "[]")``) and ``"?"`` an
+expression that is not a plain chain (``(a or b).run``).
 
 Bump ``EXTRACTOR_VERSION`` whenever extraction or the fact layout changes: cached facts carry it
 and a mismatch is a cache miss.
@@ -47,6 +48,7 @@ UNKNOWN = "?"
 CALL = "()"
 SUPER = "super()"
 DECORATED = "@"  # the key under which a decorator's call passes the decorated definition
+ITEM = "[]"  # an element of a container: ``fns[0]`` is ``("fns", "[]")``
 
 _FROZEN: dict[str, bool] = {"frozen": True, "slots": True, "kw_only": True}
 
@@ -550,6 +552,7 @@ __all__ = [
     "CALL",
     "DECORATED",
     "EXTRACTOR_VERSION",
+    "ITEM",
     "SUPER",
     "UNKNOWN",
     "AccessFact",

@@ -297,3 +297,34 @@ def test_calls_into_installed_packages_end_at_their_dotted_names():
         ("http.server.BaseHTTPRequestHandler.send_response", CALL, 8)
     }
     assert graph.node("json.dumps") is None  # an end point, not a node of the project
+
+
+def test_functions_held_in_variables_tuples_containers_and_loops():
+    graph = _graph(
+        m="""\
+        def save():
+            pass
+
+        def load():
+            pass
+
+        HANDLERS = {"save": save}
+
+        def use(kind):
+            a, b = save, load
+            a()
+            b()
+            HANDLERS[kind]()
+            steps = [save]
+            steps.append(load)
+            for step in steps:
+                step()
+        """
+    )
+    assert _calls(graph, "m.use") == {
+        ("m.save", CALL, 11),
+        ("m.load", CALL, 12),
+        ("m.save", CALL, 13),
+        ("m.save", CALL, 17),
+        ("m.load", CALL, 17),
+    }

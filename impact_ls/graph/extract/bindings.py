@@ -23,7 +23,7 @@ from impact_ls.graph.extract.syntax import (
     string_list,
 )
 from impact_ls.graph.extract.walker import new_assign, new_type_ref
-from impact_ls.graph.facts import CALL, SUPER, UNKNOWN, AccessKind, Chain, ImportFact
+from impact_ls.graph.facts import CALL, ITEM, SUPER, UNKNOWN, AccessKind, Chain, ImportFact
 from impact_ls.model import Span
 
 if TYPE_CHECKING:
@@ -186,12 +186,26 @@ def _assign_target(
                     scope.qualname, (target.id,), type_chain, span, annotated is not None, alias
                 )
             )
+        elif annotated is None:
+            record_elements(walk, (target.id,), value, span)
         if scope.is_class:
             scope.attributes.append(target.id)
         return
     if isinstance(target, (ast.Tuple, ast.List)):
-        for elt in target.elts:
-            _assign_target(walk, elt, None, span, None)
+        pairs = (
+            value.elts
+            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
+            else [None] * len(target.elts)
+        )
+        for elt, given in zip(target.elts, pairs, strict=True):
+            _assign_target(walk, elt, given, span, None)  # ``a, b = f, g``: pairwise
+        return
+    if isinstance(target, ast.Subscript):
+        container = chain_of(target.value)
+        if UNKNOWN not in container and CALL not in container and value is not None:
+            container = walk.rewrite_self(container) if scope.is_function else container
+            _record_element(walk, container, value, span)  # ``handlers["x"] = f``
+        walk.visit(target)
         return
     if isinstance(target, ast.Starred):
         _assign_target(walk, target.value, None, span, None)
@@ -213,7 +227,7 @@ def _assign_attribute(
     inner: list[ast.expr] = []
     chain = chain_of(target, inner)
     walk.visit_all(inner)
-    if UNKNOWN in chain or CALL in chain:
+    if UNKNOWN in chain or CALL in chain or ITEM in chain:
         return
     chain = walk.rewrite_self(chain)
     if chain[0] in ("self", "cls") and len(chain) == 2:
@@ -226,6 +240,42 @@ def _assign_attribute(
         walk.assigns.append(
             new_assign(walk.scope.qualname, chain, type_chain, span, annotated is not None, alias)
         )
+
+
+def record_elements(walk: Walker, container: Chain, value: ast.expr | None, span: Span) -> None:
+    """``fns = [f, g]``, ``{"k": f}``: what the container's elements may be, one fact each."""
+    if isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+        elements: list[ast.expr | None] = list(value.elts)
+    elif isinstance(value, ast.Dict):
+        elements = list(value.values)
+    else:
+        return
+    for element in elements:
+        if element is not None and not isinstance(element, ast.Starred):
+            _record_element(walk, container, element, span)
+
+
+def _record_element(walk: Walker, container: Chain, element: ast.expr, span: Span) -> None:
+    type_chain, alias = _value_type(walk, element, None)
+    if type_chain:
+        walk.assigns.append(
+            new_assign(walk.scope.qualname, (*container, ITEM), type_chain, span, False, alias)
+        )
+
+
+def record_added(walk: Walker, chain: Chain, node: ast.Call) -> None:
+    """``fns.append(f)``, ``seen.add(x)``, ``d.setdefault(k, f)``: an element of ``chain[:-1]``."""
+    method = chain[-1]
+    args = node.args
+    element = (
+        args[0]
+        if method in ("append", "add") and len(args) == 1
+        else args[1]
+        if method in ("insert", "setdefault") and len(args) == 2
+        else None
+    )
+    if element is not None and ITEM not in chain and CALL not in chain:
+        _record_element(walk, chain[:-1], element, span_of(node))
 
 
 def _value_type(

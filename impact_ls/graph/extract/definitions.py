@@ -28,7 +28,17 @@ from impact_ls.graph.extract.syntax import (
     span_of,
 )
 from impact_ls.graph.extract.walker import new_dynamic, new_type_ref
-from impact_ls.graph.facts import CALL, DECORATED, SUPER, UNKNOWN, Chain, DefFact, Request, TypeHint
+from impact_ls.graph.facts import (
+    CALL,
+    DECORATED,
+    ITEM,
+    SUPER,
+    UNKNOWN,
+    Chain,
+    DefFact,
+    Request,
+    TypeHint,
+)
 from impact_ls.model import ArgShape, DynamicKind, NodeKind, Param, Span
 
 _ONE = ArgShape(positional=1)
@@ -105,7 +115,10 @@ def visit_class(walk: Walker, node: ast.ClassDef) -> None:
     base_spans: list[Span] = []
     for base in node.bases:
         chain = chain_of(base)
-        if UNKNOWN in chain or CALL in chain:
+        if chain[-1] == ITEM and isinstance(base, ast.Subscript):  # ``Generic[T]``: the class
+            walk.visit(base.slice)
+            chain = chain[:-1]
+        if UNKNOWN in chain or CALL in chain or ITEM in chain:
             walk.visit(base)
             continue
         bases.append(chain)
@@ -188,7 +201,7 @@ def decorated_by(node: _Function | ast.ClassDef) -> Chain:
     if not isinstance(target, (ast.Name, ast.Attribute)):
         return ()
     chain = chain_of(target)
-    if UNKNOWN in chain or CALL in chain:
+    if UNKNOWN in chain or CALL in chain or ITEM in chain:
         return ()
     return (*chain, CALL) if isinstance(deco, ast.Call) else chain
 

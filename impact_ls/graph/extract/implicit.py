@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from impact_ls.graph.extract.scopes import CallUse
 from impact_ls.graph.extract.syntax import arg_shape, chain_of, span_of
-from impact_ls.graph.facts import CALL, SUPER, UNKNOWN, Chain
+from impact_ls.graph.extract.walker import new_assign
+from impact_ls.graph.facts import CALL, ITEM, SUPER, UNKNOWN, Chain
 from impact_ls.model import ArgShape, Span
 
 if TYPE_CHECKING:
@@ -159,15 +160,31 @@ def visit_with(walk: Walker, node: ast.With | ast.AsyncWith) -> None:
 
 
 def visit_for(walk: Walker, node: ast.For | ast.AsyncFor) -> None:
-    """``for x in it``: ``it.__iter__()`` and the ``__next__`` of what it returns."""
+    """``for x in it``: ``it.__iter__()`` and the ``__next__`` of what it returns; ``x`` is one
+    of ``it``'s elements."""
     _iteration(walk, node.iter, isinstance(node, ast.AsyncFor))
+    _loop_variable(walk, node.target, node.iter)
     walk.walk_children(node)
 
 
 def visit_comprehension(walk: Walker, node: ast.comprehension) -> None:
     """A comprehension's ``for``: iterates like a ``for`` statement."""
     _iteration(walk, node.iter, bool(node.is_async))
+    _loop_variable(walk, node.target, node.iter)
     walk.walk_children(node)
+
+
+def _loop_variable(walk: Walker, target: ast.expr, iterable: ast.expr) -> None:
+    if not isinstance(target, ast.Name):
+        return
+    chain = chain_of(iterable)
+    if chain[0] in (UNKNOWN, SUPER) or CALL in chain:
+        return
+    scope = walk.scopes[-1]
+    chain = walk.rewrite_self(chain) if scope.is_function else chain
+    walk.assigns.append(
+        new_assign(scope.qualname, (target.id,), (*chain, ITEM), span_of(target), False, True)
+    )
 
 
 def _iteration(walk: Walker, iterable: ast.expr, is_async: bool) -> None:

@@ -11,7 +11,7 @@ import re
 import warnings
 from typing import Any
 
-from impact_ls.graph.facts import CALL, SUPER, UNKNOWN, Chain
+from impact_ls.graph.facts import CALL, ITEM, SUPER, UNKNOWN, Chain
 from impact_ls.graph.fastinit import fast_init
 from impact_ls.model import ArgShape, Param, ParamKind, Span
 
@@ -61,6 +61,11 @@ def chain_of(expr: ast.expr, inner: list[ast.expr] | None = None) -> Chain:
                 inner.append(node)
                 # the call itself is recorded on its own; keep walking its callee for the chain
             node = func
+        elif isinstance(node, ast.Subscript):
+            parts.append(ITEM)
+            if inner is not None:
+                inner.append(node.slice)  # the index is an expression of its own
+            node = node.value
         else:
             if inner is not None:
                 inner.append(node)

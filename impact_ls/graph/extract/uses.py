@@ -12,11 +12,11 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from impact_ls.graph.extract import implicit
+from impact_ls.graph.extract import bindings, implicit
 from impact_ls.graph.extract.scopes import CallUse
 from impact_ls.graph.extract.syntax import arg_shape, chain_of, span_of
 from impact_ls.graph.extract.walker import BUILTINS, new_dynamic
-from impact_ls.graph.facts import CALL, SUPER, UNKNOWN, AccessKind, Chain
+from impact_ls.graph.facts import CALL, ITEM, SUPER, UNKNOWN, AccessKind, Chain
 from impact_ls.model import DynamicKind
 
 if TYPE_CHECKING:
@@ -33,6 +33,7 @@ _IMPORT_MODULE = {("importlib", "import_module"), ("import_module",), ("__import
 _DYNAMIC_CALLEES = frozenset({*_DYNAMIC_ATTR, *(c[-1] for c in _IMPORT_MODULE)})
 _NEVER_LOCAL = frozenset({UNKNOWN, SUPER, "self", "cls"})
 _DUNDER_BUILTINS = frozenset({*implicit.BUILTIN_DUNDERS, "print"})
+_ADDERS = frozenset({"append", "add", "insert", "setdefault"})
 _CONSTANT = ast.Constant
 _NAME = ast.Name
 
@@ -66,6 +67,8 @@ def visit_call(walk: Walker, node: ast.Call) -> None:
         _dynamic_call(walk, chain, node)
     if len(chain) == 1 and head in _DUNDER_BUILTINS and head not in scope.bound:
         implicit.builtin_call(walk, head, node)
+    elif len(chain) > 1 and chain[-1] in _ADDERS and head != UNKNOWN:
+        bindings.record_added(walk, chain, node)
     visit = walk.visit
     for expr in inner:
         visit(expr)
@@ -131,7 +134,7 @@ def visit_attribute(walk: Walker, node: ast.Attribute) -> None:
     inner: list[ast.expr] = []
     chain = chain_of(node, inner)
     walk.visit_all(inner)
-    if chain[0] == UNKNOWN or CALL in chain:
+    if chain[0] == UNKNOWN or CALL in chain or ITEM in chain:
         return
     if chain[0] != SUPER:
         chain = walk.rewrite_self(chain)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from impact_ls.graph.facts import CALL, DECORATED, SUPER, UNKNOWN, CallFact, Chain, DefFact
+from impact_ls.graph.facts import CALL, DECORATED, ITEM, SUPER, UNKNOWN, CallFact, Chain, DefFact
 from impact_ls.graph.fastinit import fast_init
 from impact_ls.graph.resolve import import_edges, pytest_edges
 from impact_ls.graph.resolve.evaluate import BUILTINS, Evaluator
@@ -195,6 +195,9 @@ class FileResolver:
         name = chain[-1]
         if name == CALL:  # ``make()()``: calling what a call returned
             return self._edges_to(info.qual(call.scope), self.values.called(receiver), call)
+        if name == ITEM:  # ``handlers["x"]()``: calling an element
+            element = self.values.item(info, call.scope, chain[:-1], receiver, call.span.line)
+            return self._edges_to(info.qual(call.scope), element, call)
         if receiver.kind == Kind.DANGLING and "." in receiver.local:
             # ``Model.objects.create()``: no class in the MRO assigns ``objects`` — it comes
             # from a metaclass, a descriptor or a library base; guessing by name here would
@@ -304,9 +307,12 @@ class FileResolver:
         values = self.values
         val = values.head(info, scope, chain[0], head_local, span.line)
         source = info.qual(scope)
-        for part in chain[1:]:
+        for i, part in enumerate(chain[1:], 1):
             if part == CALL:
                 val = values.called(val)
+                continue
+            if part == ITEM:
+                val = values.item(info, scope, chain[:i], val, span.line)
                 continue
             owner = val
             val = values.step(owner, part)

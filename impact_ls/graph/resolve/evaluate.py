@@ -11,7 +11,17 @@ from __future__ import annotations
 
 import builtins
 
-from impact_ls.graph.facts import CALL, DECORATED, SUPER, UNKNOWN, CallFact, Chain, DefFact
+from impact_ls.graph.facts import (
+    CALL,
+    DECORATED,
+    ITEM,
+    SUPER,
+    UNKNOWN,
+    AssignFact,
+    CallFact,
+    Chain,
+    DefFact,
+)
 from impact_ls.graph.resolve.fileinfo import FileInfo, Project
 from impact_ls.graph.resolve.fixtures import find_fixture
 from impact_ls.graph.resolve.symbols import MAX_DEPTH, Symbols
@@ -192,9 +202,50 @@ class Evaluator(Symbols):
             val = self.head(info, scope, head, True, line) if scope else UNKNOWN_VALUE
             if val.kind == Kind.UNKNOWN:
                 val = self.global_chain(info, chain[:1], outer_scope(info, scope))
-        for part in chain[1:]:
-            val = self.called(val) if part == CALL else self.step(val, part)
+        for i, part in enumerate(chain[1:], 1):
+            if part == CALL:
+                val = self.called(val)
+            elif part == ITEM:
+                val = self.item(info, scope, chain[:i], val, line)
+            else:
+                val = self.step(val, part)
         return val
+
+    def item(self, info: FileInfo, scope: str, container: Chain, val: Value, line: int) -> Value:
+        """An element of ``container`` (whose value is ``val``): what its literal, ``append``,
+        ``[k] =`` or loop facts put in it, else what the class's ``__getitem__`` returns."""
+        rows: list[tuple[str, AssignFact]] = []
+        key = (*container, ITEM)
+        for s in (*function_scopes(info, scope), ""):
+            rows.extend((s, row) for row in info.assigns.get((s, key), ()))
+        if container[0] == "self" and len(container) == 2:
+            klass = enclosing_class(info, scope)
+            if klass is not None:
+                rows.extend((klass, r) for r in info.assigns.get((klass, (container[1], ITEM)), ()))
+                for member in info.members.get(klass, {}).values():
+                    rows.extend(
+                        (member.qualname, r) for r in info.assigns.get((member.qualname, key), ())
+                    )
+        found = []
+        for s, row in rows:
+            guard = (info.facts.file, s, row.target, row.span.line)
+            if guard in self._evaluating or len(self._evaluating) > MAX_DEPTH:
+                continue
+            self._evaluating.add(guard)
+            try:
+                element = self.evaluate(info, s, row.value, row.span.line - 1)
+            finally:
+                self._evaluating.discard(guard)
+            made = element if row.alias else self.instance_of(info, element, annotated=False)
+            if made is not None:
+                found.append(made)
+        if found:
+            return union(found)
+        if val.kind == Kind.INSTANCE:
+            getter = self.step(val, "__getitem__")
+            if getter.kind == Kind.FUNCTION:
+                return self.returns_of(getter) or UNKNOWN_VALUE
+        return UNKNOWN_VALUE
 
     def instance_of(self, info: FileInfo, val: Value, *, annotated: bool) -> Value | None:
         """The type of what ``val`` makes: an instance of a class, what a function returns."""
