@@ -181,6 +181,7 @@ def _assign_target(
                     walk.skip_strings.add(id(elt))
         type_chain, alias = _value_type(walk, value, annotated)
         if type_chain:
+            scope.typed.add(target.id)
             walk.assigns.append(
                 new_assign(
                     scope.qualname, (target.id,), type_chain, span, annotated is not None, alias

@@ -241,6 +241,7 @@ def _function_scope(
     scope = Scope(qualname, is_class=False, is_function=True)
     for param, _ in params:
         scope.bound.add(param.name)
+        scope.params.add(param.name)
     if in_class and "staticmethod" not in marks and params:
         scope.self_name = params[0][0].name
         is_cls = "classmethod" in marks or node.name == "__new__"

@@ -91,6 +91,7 @@ def _record_chain(walk: Walker, chain: Chain, dunder: str, span: Span, args: Arg
         chain = walk.rewrite_self(chain)
         head = chain[0]
     use = CallUse(scope.qualname, (*chain, dunder), span, args, False)
+    use.implicit = True
     if head not in (SUPER, "self", "cls") and (scope.is_function or scope.is_class):
         scope.pending.append(use)
     walk.calls.append(use)
@@ -182,6 +183,7 @@ def _loop_variable(walk: Walker, target: ast.expr, iterable: ast.expr) -> None:
         return
     scope = walk.scopes[-1]
     chain = walk.rewrite_self(chain) if scope.is_function else chain
+    scope.typed.add(target.id)
     walk.assigns.append(
         new_assign(scope.qualname, (target.id,), (*chain, ITEM), span_of(target), False, True)
     )

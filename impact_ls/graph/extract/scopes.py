@@ -26,7 +26,7 @@ class Use:
 class CallUse(Use):
     """A call site: its callee chain and argument shape (a ``CallFact`` in waiting)."""
 
-    __slots__ = ("args", "values")
+    __slots__ = ("args", "dropped", "implicit", "values")
 
     def __init__(
         self,
@@ -43,6 +43,10 @@ class CallUse(Use):
         self.args = args
         self.head_local = head_local
         self.values = values
+        # an operator, subscript, ``with`` or ``for`` call: dropped when its receiver is a local
+        # that nothing types (its special methods could only be guessed)
+        self.implicit = False
+        self.dropped = False
 
 
 class AccessUse(Use):
@@ -67,6 +71,8 @@ class Scope:
         "attributes",
         "bound",
         "defined",
+        "params",
+        "typed",
         "globals",
         "is_class",
         "is_function",
@@ -85,6 +91,8 @@ class Scope:
         self.is_function = is_function
         self.bound: set[str] = set()
         self.defined: set[str] = set()  # the functions and classes defined directly here
+        self.params: set[str] = set()
+        self.typed: set[str] = set()  # locals some fact gives a type (assignment, loop)
         self.globals: set[str] = set()
         # uses whose head name may be local here; settled when the scope closes
         self.pending: list[Use] = []

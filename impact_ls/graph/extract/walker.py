@@ -288,6 +288,14 @@ class Walker:
             head = use.chain[0]
             if head in scope.bound and head not in scope.globals:
                 use.head_local = True
+                if (
+                    isinstance(use, CallUse)
+                    and use.implicit
+                    and head not in scope.typed
+                    and head not in scope.params
+                    and head not in scope.defined
+                ):
+                    use.dropped = True
             elif outer is not None:
                 outer.pending.append(use)
         scope.pending = []
@@ -317,7 +325,9 @@ class Walker:
         module_scope = self.scopes[0] if self.scopes else None
         bound_here = self.constant_set | (module_scope.bound if module_scope else set())
         calls = tuple(
-            _new_call(u.scope, u.chain, u.span, u.args, u.head_local, u.values) for u in self.calls
+            _new_call(u.scope, u.chain, u.span, u.args, u.head_local, u.values)
+            for u in self.calls
+            if not u.dropped
         )
         accesses = []
         for u in self.accesses:

@@ -15,7 +15,7 @@ from impact_ls.graph.fastinit import fast_init
 from impact_ls.graph.resolve import import_edges, pytest_edges
 from impact_ls.graph.resolve.evaluate import BUILTINS, Evaluator
 from impact_ls.graph.resolve.fileinfo import FileInfo, Project
-from impact_ls.graph.resolve.values import OWNERS, USABLE, Kind, Value
+from impact_ls.graph.resolve.values import OWNERS, USABLE, Kind, Value, scope_chain
 from impact_ls.model import ArgShape, Edge, EdgeKind, NodeKind, QualName, Span
 
 MAX_NAME_CANDIDATES = 16
@@ -58,6 +58,15 @@ _FALLBACKS: dict[str, tuple[str, ...]] = {
 }
 
 
+def _may_name_code(info: FileInfo, scope: str, head: str) -> bool:
+    """Whether a value's first name can be a function or class: ``self``, one the module binds
+    by ``def``, ``class`` or import, or a function defined in an enclosing scope (a local
+    variable is data, as a rule, and the commonest argument)."""
+    if head in ("self", "cls") or head in info.top or head in info.top_imports:
+        return True
+    return any(f"{s}.{head}" in info.defs for s in scope_chain(scope) if s)
+
+
 def _unique(edges: Iterable[Edge]) -> list[Edge]:
     return list(dict.fromkeys(edges))
 
@@ -86,6 +95,7 @@ class FileResolver:
         self.fixture_calls: dict[tuple[str, str], list[Edge]] = {}
         self._call_memo: dict[tuple[str, str, Chain], _CallMemo] = {}
         self.external_targets: set[QualName] = set()
+        self._names: dict[str, bool] = {}
 
     def run(self) -> list[Edge]:
         """Every edge evidenced in the file, in resolution order."""
@@ -191,8 +201,10 @@ class FileResolver:
                 return []
             target = self.values.head(info, call.scope, chain[0], call.head_local, call.span.line)
             return self._edges_to(info.qual(call.scope), target, call)
-        receiver = self._walk(info, call.scope, chain[:-1], call.head_local, call.span)
         name = chain[-1]
+        if _is_dunder(name) and not any(self._defined(n) for n in _FALLBACKS.get(name, (name,))):
+            return []  # no class of the project defines it: nothing to link, nothing to walk
+        receiver = self._walk(info, call.scope, chain[:-1], call.head_local, call.span)
         if name == CALL:  # ``make()()``: calling what a call returned
             return self._edges_to(info.qual(call.scope), self.values.called(receiver), call)
         if name == ITEM:  # ``handlers["x"]()``: calling an element
@@ -213,6 +225,13 @@ class FileResolver:
             # calling a field (a stored callable): the read is what we can vouch for
             return [self.edge(EdgeKind.CLASS_MEMBER, source, target.qual, call.span)]
         return self._edges_to(source, target, call)
+
+    def _defined(self, name: str) -> bool:
+        """Whether some class of the project defines a method ``name`` (a recorded read)."""
+        found = self._names.get(name)
+        if found is None:
+            found = self._names[name] = bool(self.values.project.callables_named(name))
+        return found
 
     def _dispatched(self, chain: Chain, receiver: Value, name: str) -> Value:
         """``receiver.name``; through ``self`` or ``super()`` also the definitions a subclass's
@@ -282,6 +301,8 @@ class FileResolver:
         for where, chain in call.values:
             if where == DECORATED:
                 continue  # a library's decorator keeps the function for later (or wraps it)
+            if not _may_name_code(info, call.scope, chain[0]):
+                continue
             given = self.values.evaluate(info, call.scope, chain, call.span.line)
             for option in given.options if given.kind == Kind.UNION else (given,):
                 if option.kind == Kind.FUNCTION:

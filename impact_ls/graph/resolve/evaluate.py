@@ -57,6 +57,8 @@ class Evaluator(Symbols):
         self._evaluating: set[tuple[str, str, Chain, int]] = set()
         self._params: dict[tuple[str, str], Value] = {}
         self._subclasses: dict[QualName, list[Value]] = {}
+        self._dispatch: dict[tuple[QualName, str], Value] = {}
+        self._external_bases: dict[QualName, list[Value]] = {}
         self._callers: dict[QualName, list[tuple[CallFact, int]]] | None = None
 
     def class_def(self, klass: Value) -> tuple[FileInfo, DefFact] | None:
@@ -145,15 +147,18 @@ class Evaluator(Symbols):
 
     def external_bases(self, klass: Value) -> list[Value]:
         """The bases of ``klass`` itself that are installed classes (``dict``, ``Exception``…)."""
+        cached = self._external_bases.get(klass.qual)
+        if cached is not None:
+            return cached
+        out: list[Value] = []
         found = self.class_def(klass)
-        if found is None:
-            return []
-        info, d = found
-        out = []
-        for chain in d.bases:
-            base = self.global_chain(info, chain, d.parent)
-            if base.kind == Kind.EXTERNAL:
-                out.append(base)
+        if found is not None:
+            info, d = found
+            for chain in d.bases:
+                base = self.global_chain(info, chain, d.parent)
+                if base.kind == Kind.EXTERNAL:
+                    out.append(base)
+        self._external_bases[klass.qual] = out
         return out
 
     def field_type(self, info: FileInfo, class_local: str, name: str) -> Value | None:
@@ -482,8 +487,12 @@ class Evaluator(Symbols):
             return self._callers
         self._callers = {}  # while it is built, parameters read as unknown (no recursion)
         index: dict[QualName, list[tuple[CallFact, int]]] = {}
+        # only calls that may reach a function of this file: the last name must be one of its
+        named = {d.name for d in info.defs.values()} | {"__init__", "__call__"}
         for call in info.facts.calls:
-            if call.values:
+            chain = call.callee
+            last = chain[-2] if chain[-1] == CALL and len(chain) > 1 else chain[-1]
+            if call.values and (last in named or len(chain) == 1):
                 target = self._direct_target(info, call)
                 if target is not None:
                     index.setdefault(target[0], []).append((call, target[1]))
@@ -571,15 +580,21 @@ class Evaluator(Symbols):
     def dispatch(self, klass: Value, name: str) -> Value:
         """What ``self.name`` may be in a method of ``klass``: its own lookup, and the override
         each subclass's MRO finds (a template method, a mixin combined with a base)."""
+        key = (klass.qual, name)
+        cached = self._dispatch.get(key)
+        if cached is not None:
+            return cached
         own = self.member(klass, name)
-        if own.kind not in (Kind.FUNCTION, Kind.DANGLING):
-            return own
-        found = [own] if own.kind == Kind.FUNCTION else []
-        for sub in self.subclasses(klass):
-            target = self.member(sub, name)
-            if target.kind == Kind.FUNCTION:
-                found.append(target)
-        return union(found) if found else own
+        result = own
+        if own.kind in (Kind.FUNCTION, Kind.DANGLING):
+            found = [own] if own.kind == Kind.FUNCTION else []
+            for sub in self.subclasses(klass):
+                target = self.member(sub, name)
+                if target.kind == Kind.FUNCTION:
+                    found.append(target)
+            result = union(found) if found else own
+        self._dispatch[key] = result
+        return result
 
     def super_dispatch(self, klass: Value, name: str) -> Value:
         """What ``super().name`` may be in a method of ``klass``: the next definition after
