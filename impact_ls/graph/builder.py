@@ -71,6 +71,10 @@ class _Recorder:
         self.reads.add(("n", name))
         return sorted(self._builder._callables.get(name, ()))
 
+    def defines_callable(self, name: str) -> bool:
+        self.reads.add(("n", name))  # the same read as the list: answers change together
+        return bool(self._builder._callables.get(name))
+
     def classes_based_on(self, name: str) -> list[tuple[FileInfo, str]]:
         self.reads.add(("b", name))
         builder = self._builder

@@ -35,6 +35,7 @@ class CallUse(Use):
         span: Span,
         args: ArgShape,
         head_local: bool,
+        *,
         values: tuple[tuple[str, Chain], ...] = (),
     ) -> None:
         self.scope = scope
@@ -71,11 +72,10 @@ class Scope:
         "attributes",
         "bound",
         "defined",
-        "params",
-        "typed",
         "globals",
         "is_class",
         "is_function",
+        "params",
         "pending",
         "qualname",
         "returns",
@@ -83,6 +83,7 @@ class Scope:
         "self_name",
         "string_set",
         "strings",
+        "typed",
     )
 
     def __init__(self, qualname: str, *, is_class: bool, is_function: bool) -> None:

@@ -96,6 +96,8 @@ class FileResolver:
         self._call_memo: dict[tuple[str, str, Chain], _CallMemo] = {}
         self.external_targets: set[QualName] = set()
         self._names: dict[str, bool] = {}
+        self._candidates: dict[str, list[QualName]] = {}
+        self._receivers: dict[tuple[str, Chain, bool, int], Value] = {}
 
     def run(self) -> list[Edge]:
         """Every edge evidenced in the file, in resolution order."""
@@ -202,9 +204,13 @@ class FileResolver:
             target = self.values.head(info, call.scope, chain[0], call.head_local, call.span.line)
             return self._edges_to(info.qual(call.scope), target, call)
         name = chain[-1]
-        if _is_dunder(name) and not any(self._defined(n) for n in _FALLBACKS.get(name, (name,))):
+        special = _is_dunder(name)
+        if special and not any(self._defined(n) for n in _FALLBACKS.get(name, (name,))):
             return []  # no class of the project defines it: nothing to link, nothing to walk
-        receiver = self._walk(info, call.scope, chain[:-1], call.head_local, call.span)
+        if special:
+            receiver = self._receiver(info, call)
+        else:
+            receiver = self._walk(info, call.scope, chain[:-1], call.head_local, call.span)
         if name == CALL:  # ``make()()``: calling what a call returned
             return self._edges_to(info.qual(call.scope), self.values.called(receiver), call)
         if name == ITEM:  # ``handlers["x"]()``: calling an element
@@ -216,7 +222,7 @@ class FileResolver:
             # link every such call to every ``create`` (measured: a third of all edges)
             return []
         source = info.qual(call.scope)
-        if _is_dunder(name):
+        if special:
             return self._special(source, receiver, name, call)
         if receiver.kind == Kind.UNKNOWN or (receiver.kind == Kind.FIELD and receiver.of is None):
             return self._name_matched(source, name, call)
@@ -226,11 +232,26 @@ class FileResolver:
             return [self.edge(EdgeKind.CLASS_MEMBER, source, target.qual, call.span)]
         return self._edges_to(source, target, call)
 
+    def _receiver(self, info: FileInfo, call: CallFact) -> Value:
+        """The receiver of an implicit call, walked once per scope (``with``'s ``__enter__`` and
+        ``__exit__`` share one, as do ``for``'s ``__iter__`` and ``__next__``). It is an
+        expression of its own, whose members its own facts record: walking it again would only
+        repeat them (20k class-member edges on django)."""
+        chain = call.callee[:-1]
+        # only a local's value depends on the line (as in ``call_edges``)
+        key = (call.scope, chain, call.head_local, call.span.line if call.head_local else 0)
+        found = self._receivers.get(key)
+        if found is None:
+            found = self._receivers[key] = self._walk(
+                info, call.scope, chain, call.head_local, call.span, record=False
+            )
+        return found
+
     def _defined(self, name: str) -> bool:
         """Whether some class of the project defines a method ``name`` (a recorded read)."""
         found = self._names.get(name)
         if found is None:
-            found = self._names[name] = bool(self.values.project.callables_named(name))
+            found = self._names[name] = self.values.project.defines_callable(name)
         return found
 
     def _dispatched(self, chain: Chain, receiver: Value, name: str) -> Value:
@@ -269,6 +290,8 @@ class FileResolver:
         if target.kind == Kind.CLASS:
             out.append(self.edge(EdgeKind.INSTANTIATE, source, target.qual, call.span, call.args))
             for hook in _CONSTRUCTION:
+                if not self._defined(hook):
+                    continue  # most projects define no ``__post_init__``: no MRO walk for it
                 made = self.values.member(target, hook)
                 if made.kind == Kind.FUNCTION:
                     out.append(self.edge(EdgeKind.CALL, source, made.qual, call.span, call.args))
@@ -313,7 +336,9 @@ class FileResolver:
 
     def _name_matched(self, source: QualName, name: str, call: CallFact) -> list[Edge]:
         """A method call on a receiver of unknown type: every callable of that name, if few."""
-        candidates = self.values.project.callables_named(name)
+        candidates = self._candidates.get(name)
+        if candidates is None:  # sorted per request: once per name and file is enough
+            candidates = self._candidates[name] = self.values.project.callables_named(name)
         if len(candidates) > MAX_NAME_CANDIDATES:
             return []
         return [
@@ -322,9 +347,17 @@ class FileResolver:
         ]
 
     def _walk(
-        self, info: FileInfo, scope: str, chain: Chain, head_local: bool, span: Span
+        self,
+        info: FileInfo,
+        scope: str,
+        chain: Chain,
+        head_local: bool,
+        span: Span,
+        *,
+        record: bool = True,
     ) -> Value:
-        """Evaluate ``chain``, with a class-member edge for each member it passes through."""
+        """Evaluate ``chain``, with a class-member edge for each member it passes through
+        (when ``record``)."""
         values = self.values
         val = values.head(info, scope, chain[0], head_local, span.line)
         source = info.qual(scope)
@@ -337,7 +370,7 @@ class FileResolver:
                 continue
             owner = val
             val = values.step(owner, part)
-            if owner.kind in OWNERS and val.kind in USABLE:
+            if record and owner.kind in OWNERS and val.kind in USABLE:
                 self.add(EdgeKind.CLASS_MEMBER, source, val.qual, span)
         return val
 

@@ -52,13 +52,16 @@ class Evaluator(Symbols):
 
     def __init__(self, info: FileInfo, project: Project) -> None:
         super().__init__(info, project)
-        self._mro: dict[QualName, list[Value]] = {}
-        self._members: dict[tuple[QualName, str, bool], Value] = {}
+        # memo keys are (module, local) pairs: building a qualname per lookup cost a tenth of
+        # django's resolution
+        self._mro: dict[tuple[str, str], list[Value]] = {}
+        self._members: dict[tuple[str, str, str, bool], Value] = {}
         self._evaluating: set[tuple[str, str, Chain, int]] = set()
+        self._assigned: dict[tuple[str, str, Chain, int], Value | None] = {}
         self._params: dict[tuple[str, str], Value] = {}
         self._subclasses: dict[QualName, list[Value]] = {}
-        self._dispatch: dict[tuple[QualName, str], Value] = {}
-        self._external_bases: dict[QualName, list[Value]] = {}
+        self._dispatch: dict[tuple[str, str, str], Value] = {}
+        self._external_bases: dict[tuple[str, str], list[Value]] = {}
         self._callers: dict[QualName, list[tuple[CallFact, int]]] | None = None
 
     def class_def(self, klass: Value) -> tuple[FileInfo, DefFact] | None:
@@ -73,7 +76,7 @@ class Evaluator(Symbols):
 
     def mro_of(self, klass: Value) -> list[Value]:
         """C3 linearization over project classes; unknown bases end their branch."""
-        qual = klass.qual
+        qual = (klass.module, klass.local)
         cached = self._mro.get(qual)
         if cached is not None:
             return cached
@@ -85,7 +88,7 @@ class Evaluator(Symbols):
         bases: list[Value] = []
         for chain in d.bases:
             base = self.global_chain(info, chain, d.parent)
-            if base.kind == Kind.CLASS and base.qual != qual:
+            if base.kind == Kind.CLASS and (base.module, base.local) != qual:
                 bases.append(base)
         seqs = [list(self.mro_of(b)) for b in bases] + [list(bases)]
         result = [klass]
@@ -125,7 +128,7 @@ class Evaluator(Symbols):
 
     def member(self, klass: Value, name: str, *, skip_self: bool = False) -> Value:
         """``name`` looked up along the MRO; the would-be ``Class.name`` when nothing defines it."""
-        key = (klass.qual, name, skip_self)
+        key = (klass.module, klass.local, name, skip_self)
         cached = self._members.get(key)
         if cached is None:
             cached = self._members[key] = self._member_uncached(klass, name, skip_self=skip_self)
@@ -147,7 +150,7 @@ class Evaluator(Symbols):
 
     def external_bases(self, klass: Value) -> list[Value]:
         """The bases of ``klass`` itself that are installed classes (``dict``, ``Exception``…)."""
-        cached = self._external_bases.get(klass.qual)
+        cached = self._external_bases.get((klass.module, klass.local))
         if cached is not None:
             return cached
         out: list[Value] = []
@@ -158,7 +161,7 @@ class Evaluator(Symbols):
                 base = self.global_chain(info, chain, d.parent)
                 if base.kind == Kind.EXTERNAL:
                     out.append(base)
-        self._external_bases[klass.qual] = out
+        self._external_bases[(klass.module, klass.local)] = out
         return out
 
     def field_type(self, info: FileInfo, class_local: str, name: str) -> Value | None:
@@ -187,6 +190,9 @@ class Evaluator(Symbols):
                 if row.span.line <= line:
                     chosen = row
         key = (info.facts.file, scope, target, chosen.span.line)
+        outermost = not self._evaluating
+        if outermost and key in self._assigned:
+            return self._assigned[key]
         if key in self._evaluating or len(self._evaluating) > MAX_DEPTH:
             return None  # ``self.a = self.a`` and friends
         self._evaluating.add(key)
@@ -195,8 +201,13 @@ class Evaluator(Symbols):
         finally:
             self._evaluating.discard(key)
         if chosen.alias:
-            return None if val.kind in UNTYPED else val
-        return self.instance_of(info, val, annotated=chosen.annotated)
+            typed = None if val.kind in UNTYPED else val
+        else:
+            typed = self.instance_of(info, val, annotated=chosen.annotated)
+        if outermost:
+            # only a value evaluated with no cycle guard up is the same wherever it is asked
+            self._assigned[key] = typed
+        return typed
 
     def evaluate(self, info: FileInfo, scope: str, chain: Chain, line: int) -> Value:
         """Evaluate a chain in ``scope`` as of ``line``: locals first, then module globals."""
@@ -580,7 +591,7 @@ class Evaluator(Symbols):
     def dispatch(self, klass: Value, name: str) -> Value:
         """What ``self.name`` may be in a method of ``klass``: its own lookup, and the override
         each subclass's MRO finds (a template method, a mixin combined with a base)."""
-        key = (klass.qual, name)
+        key = (klass.module, klass.local, name)
         cached = self._dispatch.get(key)
         if cached is not None:
             return cached

@@ -163,6 +163,9 @@ class Project(Protocol):
     def callables_named(self, name: str) -> list[QualName]:
         """Every function or method named ``name``, sorted."""
 
+    def defines_callable(self, name: str) -> bool:
+        """Whether some function or method is named ``name`` (``callables_named`` unsorted)."""
+
     def classes_based_on(self, name: str) -> list[tuple[FileInfo, str]]:
         """Every class with a base spelled ``…name`` (its file and local qualname), sorted: the
         candidates for the subclasses of a class called ``name``."""
