@@ -23,6 +23,7 @@ import argparse
 import ast
 import contextlib
 import datetime
+import gc
 import json
 import os
 import re
@@ -43,7 +44,7 @@ sys.path.insert(0, str(HERE.parent.parent))
 
 from impact_ls.config import CACHE_DIR_NAME, Settings  # noqa: E402
 from impact_ls.graph.modules import source_roots  # noqa: E402
-from impact_ls.graph.project import ProjectIndex  # noqa: E402
+from impact_ls.graph.project import IndexStats, ProjectIndex  # noqa: E402
 from impact_ls.graph.workspace import Skipped, discover_files, read_source  # noqa: E402
 
 AIMS = {
@@ -196,7 +197,12 @@ def body_edit(text: str, i: int) -> str:
     return text[: match.start()] + f"{indent}_bench_marker = {i}\n" + text[match.start() :]
 
 
-def run(project: str, *, jobs: int, use_jedi: bool) -> dict[str, object]:
+def typical(runs: list[IndexStats]) -> IndexStats:
+    """The run of median CPU (the lower middle one of an even count), phases and all."""
+    return sorted(runs, key=lambda s: s.cpu_s)[(len(runs) - 1) // 2]
+
+
+def run(project: str, *, jobs: int, use_jedi: bool, repeat: int = 1) -> dict[str, object]:
     target = TARGETS[project]
     root = fetch(target.dist)
     settings = Settings()
@@ -213,20 +219,28 @@ def run(project: str, *, jobs: int, use_jedi: bool) -> dict[str, object]:
             with contextlib.suppress(SyntaxError):
                 ast.parse(text, filename=rel)
 
-    parse_cpu, parse_wall, _ = timed(parse_all)
+    parses = [timed(parse_all) for _ in range(repeat)]
+    parse_cpu = statistics.median(p[0] for p in parses)
+    parse_wall = statistics.median(p[1] for p in parses)
 
-    drop_cache(root)
-    cold = ProjectIndex(root, settings)
-    cold_stats = cold.build(jobs=jobs)
-    warm = ProjectIndex(root, settings)
-    warm_stats = warm.build(jobs=jobs)
+    colds: list[IndexStats] = []
+    for _ in range(repeat):
+        drop_cache(root)
+        colds.append(ProjectIndex(root, settings).build(jobs=jobs))
+        gc.collect()
+    warms: list[IndexStats] = []
+    for _ in range(repeat):
+        warm = ProjectIndex(root, settings)  # the last one stays for the update and queries
+        warms.append(warm.build(jobs=jobs))
+        gc.collect()
+    cold_stats, warm_stats = typical(colds), typical(warms)
 
     update_text = texts[target.update_file]
     update_walls: list[float] = []
     update_cpus: list[float] = []
     parse_file_walls: list[float] = []
     re_resolved: list[int] = []
-    for i in range(5):
+    for i in range(5 * repeat):
         edited = body_edit(update_text, i)
         cpu, wall, _ = timed(lambda edited=edited: warm.update(target.update_file, edited))
         update_walls.append(wall)
@@ -264,19 +278,23 @@ def run(project: str, *, jobs: int, use_jedi: bool) -> dict[str, object]:
         "edges": graph_stats["edges"],
         "jobs": cold_stats.jobs,
         "cores": os.cpu_count(),
+        "repeat": repeat,
         "parse_cpu": parse_cpu,
         "parse_wall": parse_wall,
-        "cold_cpu": cold_stats.cpu_s,
-        "cold_wall": cold_stats.wall_s,
+        "cold_cpu": statistics.median(s.cpu_s for s in colds),
+        "cold_wall": statistics.median(s.wall_s for s in colds),
+        "cold_cpu_samples": [s.cpu_s for s in colds],
         "cold_phases": cold_stats.phases,
-        "warm_cpu": warm_stats.cpu_s,
-        "warm_wall": warm_stats.wall_s,
+        "warm_cpu": statistics.median(s.cpu_s for s in warms),
+        "warm_wall": statistics.median(s.wall_s for s in warms),
+        "warm_cpu_samples": [s.cpu_s for s in warms],
         "warm_phases": warm_stats.phases,
         "warm_extracted": warm_stats.extracted,
         "update_file": target.update_file,
         "update_lines": update_text.count("\n"),
         "update_wall": statistics.median(update_walls),
         "update_cpu": statistics.median(update_cpus),
+        "update_cpu_samples": update_cpus,
         "update_re_resolved": max(re_resolved),
         "parse_file_wall": statistics.median(parse_file_walls),
         "rss_cold_mb": rss_cold,
@@ -370,8 +388,14 @@ def main() -> int:
     parser.add_argument("--no-jedi", action="store_true", help="skip the jedi comparison")
     parser.add_argument("--no-readme", action="store_true", help="do not update README.md")
     parser.add_argument("--json", action="store_true", help="also print the raw numbers")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="measure parse, cold, warm (and 5 updates) N times; report medians (noisy machines)",
+    )
     args = parser.parse_args()
-    result = run(args.project, jobs=args.jobs, use_jedi=not args.no_jedi)
+    result = run(args.project, jobs=args.jobs, use_jedi=not args.no_jedi, repeat=args.repeat)
     table = render(result)
     print(table)
     if args.json:
