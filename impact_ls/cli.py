@@ -319,7 +319,7 @@ def _cmd_tests(args: argparse.Namespace) -> int:
             _note(note)
     floor = engine.settings.test_map_min if args.min_conf is None else args.min_conf
     here = Path.cwd().resolve()
-    for test in sorted({hit.test for hit in report.tests if hit.conf >= floor}):
+    for test in report.selected_tests(floor):
         sys.stdout.write(f"{_test_from(test, root, here)}\n")
     return EXIT_OK
 

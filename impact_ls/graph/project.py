@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from impact_ls.config import Settings
+from impact_ls.graph.baseline import incoming_edges
 from impact_ls.graph.builder import GraphBuilder
 from impact_ls.graph.codegraph import CodeGraph, Confirmer
 from impact_ls.graph.extract import extract_facts
@@ -52,6 +53,7 @@ from impact_ls.graph.workspace import (
     discover_files,
     read_bytes,
 )
+from impact_ls.model import Edge
 
 logger = logging.getLogger(__name__)
 
@@ -399,6 +401,31 @@ class ProjectIndex:
             if self._building or not self.ready:
                 self._pending.append((rel, None))
             self._remove_locked(rel)
+
+    def baseline_edges(self, path: str | Path, text: str) -> frozenset[Edge] | None:
+        """The edges other files have into what ``text`` — ``path``'s baseline — defines.
+
+        The file is put at ``text`` (re-extracted; it and the files that read it re-resolved),
+        the edges are read (``graph/baseline.py``) and its current facts are put back, so the
+        graph ends as it began. None while a build runs or for a file the index leaves out.
+        """
+        rel = self._indexable(path)
+        if rel is None:
+            return None
+        with self.lock:
+            if self._building or not self.ready:
+                return None
+            builder = self._builder
+            current = builder.facts(rel)
+            builder.update(rel, text)
+            try:
+                baseline = builder.facts(rel)
+                return incoming_edges(builder.graph, baseline) if baseline else frozenset()
+            finally:
+                if current is None:
+                    builder.remove(rel)
+                else:
+                    builder.set_facts(current)
 
     def refresh(self) -> tuple[str, ...]:
         """Rescan the disk and patch changed, new and removed files; return them, sorted."""
