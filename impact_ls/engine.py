@@ -26,7 +26,7 @@ from impact_ls.analysis.pipeline import SourceChange, analyze
 from impact_ls.cachedir import prepare_cache_dir, project_cache_dir
 from impact_ls.config import Settings, settings_from_mapping, settings_from_pyproject
 from impact_ls.errors import RevisionError
-from impact_ls.graph.baseline import BaselineEdges, incoming_edges
+from impact_ls.graph.baseline import BaselineEdges, Snapshot, snapshot
 from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.graph.collected import CollectedTests
 from impact_ls.graph.confirm import JediConfirmer
@@ -209,7 +209,7 @@ class Engine:
         sha = self.index.content_hash(file)
         facts = self.index.facts(file)
         if sha is not None and facts is not None and self.index.ready:
-            self._baselines.put(file, sha, incoming_edges(self.index.graph, facts))
+            self._baselines.put(file, sha, snapshot(self.index.graph, facts))
 
     def _update(self, file: str, text: str | None) -> None:
         """Patch the graph with ``file``'s text (None: gone), keeping the collection if it can."""
@@ -348,24 +348,24 @@ class Engine:
         for edit in edits:
             if edit.baseline is None or edit.baseline == edit.current:
                 continue
-            edges = self._baseline_edges(edit.file, edit.baseline)
-            if edges is not None:
-                extra.extend(edges)
+            found = self._baseline_snapshot(edit.file, edit.baseline)
+            if found is not None:
+                extra.extend(found.edges(self.index.facts(edit.file), edit.current))
         return self.index.graph.overlaid(extra)
 
-    def _baseline_edges(self, file: str, baseline: str) -> frozenset[Edge] | None:
+    def _baseline_snapshot(self, file: str, baseline: str) -> Snapshot | None:
         digest = hashlib.sha256(baseline.encode("utf-8", "surrogatepass")).hexdigest()
-        edges = self._baselines.get(file, digest)
-        if edges is not None:
-            return edges
+        found = self._baselines.get(file, digest)
+        if found is not None:
+            return found
         graph = self.index.graph
         before, version = self.tests.fingerprint(graph, file), graph.version
-        edges = self.index.baseline_edges(file, baseline)
+        found = self.index.baseline_snapshot(file, baseline)
         # the file is back at its current text: the cached collection still holds
         self.tests.edited(self.index.graph, file, before=before, version=version)
-        if edges is not None:
-            self._baselines.put(file, digest, edges)
-        return edges
+        if found is not None:
+            self._baselines.put(file, digest, found)
+        return found
 
     def _recorded(self, edits: Sequence[FileEdit]) -> RecordedCoverage | None:
         """The recorded coverage for this analysis, or None when nothing was recorded here."""

@@ -4,12 +4,17 @@ The analysis walks from the *baseline* entity (DESIGN §3), but the graph holds 
 a deleted method has no node and its callers' edges are gone (they no longer resolve). So for
 each dirty file the edges *into* what its baseline text defined — from every other file, as the
 graph resolves them with that file at its baseline — are kept and overlaid on the current graph
-(``CodeGraph.overlaid``) for the analysis. Edges evidenced in the dirty file itself are taken
-from its current text only.
+(``CodeGraph.overlaid``) for the analysis. The dirty file's own edges come from its current
+text, which no longer resolves a reference to a name it removed (``_INTEGER_RE.match(s)`` after
+``_INTEGER_RE`` was renamed at its definition): its baseline edges into removed names are kept
+too, each moved to the current site that still names it (same scope, same last name) and
+dropped where none does (the reference was fixed as well); and the reads of removed names at
+import time that the extractor does not record (``graph/import_reads.py``).
 
-``incoming_edges(graph, facts)`` reads them off a graph in which ``facts`` (the baseline) is the
-file's state; ``ProjectIndex.baseline_edges`` puts the file at its baseline for that read and
-back. ``BaselineEdges`` caches them per (file, baseline digest) for the engine, and forgets an
+``snapshot(graph, facts)`` reads both off a graph in which ``facts`` (the baseline) is the file's
+state; ``Snapshot.edges(current)`` gives the overlay against the current facts.
+``ProjectIndex.baseline_snapshot`` puts the file at its baseline for that read and back.
+``BaselineEdges`` caches snapshots per (file, baseline digest) for the engine, and forgets an
 entry once a file it has edges from changes (its edges may be stale).
 """
 
@@ -21,9 +26,83 @@ from dataclasses import dataclass
 
 from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.graph.facts import FileFacts
-from impact_ls.model import Edge, EdgeKind, NodeKind, QualName
+from impact_ls.graph.import_reads import unbound_reads
+from impact_ls.model import ArgShape, Edge, EdgeKind, NodeKind, QualName, Span
 
 _CLASSES = frozenset({NodeKind.CLASS})
+_CALLED = frozenset({EdgeKind.CALL, EdgeKind.INSTANTIATE, EdgeKind.TESTS})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Snapshot:
+    """What a dirty file's baseline was to the project: names, incoming and own edges."""
+
+    file: str
+    module: str
+    defined: frozenset[QualName]
+    incoming: frozenset[Edge]  # evidenced in other files
+    own: tuple[Edge, ...]  # evidenced in the file, into names it defined
+
+    def edges(self, current: FileFacts | None, text: str | None = None) -> list[Edge]:
+        """The edges to overlay on the current graph, whose facts of the file are ``current``
+        (``text``, its current text, adds the import-time reads of removed names)."""
+        out = list(self.incoming)
+        if current is None:
+            return out
+        gone = self.defined - defined_names(current)
+        for edge in self.own:
+            if edge.target in gone:
+                out.extend(_moved(edge, current))
+        if text is not None and gone:
+            out.extend(unbound_reads(text, module=current.module, file=self.file, gone=gone))
+        return out
+
+
+def snapshot(graph: CodeGraph, facts: FileFacts) -> Snapshot:
+    """The baseline view of ``facts``' file, read off ``graph`` (where the file is ``facts``)."""
+    defined = defined_names(facts)
+    own = tuple(e for e in graph.edges_in_file(facts.file) if e.target in defined)
+    return Snapshot(
+        file=facts.file,
+        module=facts.module,
+        defined=frozenset(defined),
+        incoming=incoming_edges(graph, facts),
+        own=own,
+    )
+
+
+def _moved(edge: Edge, current: FileFacts) -> list[Edge]:
+    """``edge`` at each site of the current text that still names its target from its scope."""
+    module = current.module
+    scope = "" if edge.source == module else edge.source.removeprefix(module + ".")
+    name = edge.target.rpartition(".")[2]
+    spans: list[tuple[Span, object]] = []
+    if edge.kind in _CALLED:
+        spans = [
+            (c.span, c.args) for c in current.calls if c.scope == scope and c.callee[-1:] == (name,)
+        ]
+    elif edge.kind is EdgeKind.CLASS_MEMBER:
+        spans = [
+            (a.span, None) for a in current.accesses if a.scope == scope and a.chain[-1:] == (name,)
+        ]
+    elif edge.kind is EdgeKind.INHERIT:
+        for d in current.definitions:
+            if d.qualname == scope:
+                pairs = zip(d.bases, d.base_spans, strict=False)
+                spans = [(sp, None) for b, sp in pairs if b[-1:] == (name,)]
+    return [
+        Edge(
+            source=edge.source,
+            target=edge.target,
+            kind=edge.kind,
+            file=edge.file,
+            span=span,
+            args=args if isinstance(args, ArgShape) else None,
+            name_matched=edge.name_matched,
+            member=edge.member,
+        )
+        for span, args in spans
+    ]
 
 
 def defined_names(facts: FileFacts) -> set[QualName]:
@@ -63,8 +142,8 @@ def incoming_edges(graph: CodeGraph, facts: FileFacts) -> frozenset[Edge]:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Entry:
     digest: str
-    edges: frozenset[Edge]
-    sources: frozenset[str]  # the files the edges are evidenced in
+    snapshot: Snapshot
+    sources: frozenset[str]  # the other files the incoming edges are evidenced in
 
 
 class BaselineEdges:
@@ -74,15 +153,16 @@ class BaselineEdges:
         self._entries: dict[str, _Entry] = {}
         self._lock = threading.Lock()
 
-    def get(self, file: str, digest: str) -> frozenset[Edge] | None:
-        """The cached edges of ``file`` at the baseline with ``digest``, or None."""
+    def get(self, file: str, digest: str) -> Snapshot | None:
+        """The cached snapshot of ``file`` at the baseline with ``digest``, or None."""
         with self._lock:
             entry = self._entries.get(file)
-        return entry.edges if entry is not None and entry.digest == digest else None
+        return entry.snapshot if entry is not None and entry.digest == digest else None
 
-    def put(self, file: str, digest: str, edges: frozenset[Edge]) -> None:
-        """Remember ``edges`` as ``file``'s baseline incoming edges at ``digest``."""
-        entry = _Entry(digest=digest, edges=edges, sources=frozenset(e.file for e in edges))
+    def put(self, file: str, digest: str, found: Snapshot) -> None:
+        """Remember ``found`` as ``file``'s baseline snapshot at ``digest``."""
+        sources = frozenset(e.file for e in found.incoming)
+        entry = _Entry(digest=digest, snapshot=found, sources=sources)
         with self._lock:
             self._entries[file] = entry
 

@@ -336,6 +336,10 @@ class CodeGraph:
     def _has_exact(self, edge: Edge) -> bool:
         return edge in self._incoming.get(edge.target, ())
 
+    def is_overlaid(self, edge: Edge) -> bool:
+        """Whether ``edge`` is one of an overlay's extra edges (never, on a graph itself)."""
+        return False
+
     def _incoming_of(self, target: QualName) -> Sequence[Edge]:
         return self._incoming.get(target, ())
 
@@ -370,7 +374,7 @@ class CodeGraph:
 class _Overlay(CodeGraph):
     """``CodeGraph.overlaid``: the viewed graph's indexes plus a few extra edges."""
 
-    def __init__(self, base: CodeGraph, extra: Sequence[Edge]) -> None:  # noqa: D107 - see class
+    def __init__(self, base: CodeGraph, extra: Sequence[Edge]) -> None:
         # Share every index of ``base`` (no copy), then layer the extra edges over the edge ones.
         self.__dict__.update(base.__dict__)
         self._base = base
@@ -402,6 +406,10 @@ class _Overlay(CodeGraph):
     def _has_exact(self, edge: Edge) -> bool:
         return edge in self._incoming_of(edge.target)
 
+    def is_overlaid(self, edge: Edge) -> bool:
+        """Whether ``edge`` is one of this view's extra edges rather than the graph's own."""
+        return edge in self._extra_in.get(edge.target, ())
+
     @property
     def version(self) -> int:
         """The viewed graph's version (the view itself never changes)."""
@@ -412,7 +420,7 @@ class _Overlay(CodeGraph):
         yield from self._base.edges()
         yield from self._extra
 
-    def replace_file(self, *args: object, **kwargs: object) -> None:  # noqa: D102 - refused
+    def replace_file(self, *args: object, **kwargs: object) -> None:
         raise TypeError("an overlaid graph is a read-only view")
 
     replace_edges = remove_file = replace_file  # type: ignore[assignment]

@@ -135,9 +135,7 @@ class Collection:
         }
         self._classes = dict(classes)
         self._mro = dict(mro)
-        self._files = (
-            files if files is not None else frozenset(_file_of(t) for t in self._by_id)
-        )
+        self._files = files if files is not None else frozenset(_file_of(t) for t in self._by_id)
         self._under: dict[QualName, tuple[TestId, ...]] | None = None
         self._in_file: dict[str, tuple[TestId, ...]] | None = None
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from impact_ls.config import Settings
-from impact_ls.graph.baseline import incoming_edges
+from impact_ls.graph.baseline import Snapshot, snapshot
 from impact_ls.graph.builder import GraphBuilder
 from impact_ls.graph.codegraph import CodeGraph, Confirmer
 from impact_ls.graph.extract import extract_facts
@@ -53,7 +53,6 @@ from impact_ls.graph.workspace import (
     discover_files,
     read_bytes,
 )
-from impact_ls.model import Edge
 
 logger = logging.getLogger(__name__)
 
@@ -402,12 +401,12 @@ class ProjectIndex:
                 self._pending.append((rel, None))
             self._remove_locked(rel)
 
-    def baseline_edges(self, path: str | Path, text: str) -> frozenset[Edge] | None:
-        """The edges other files have into what ``text`` — ``path``'s baseline — defines.
+    def baseline_snapshot(self, path: str | Path, text: str) -> Snapshot | None:
+        """What the project used of ``text`` — ``path``'s baseline (``graph/baseline.py``).
 
         The file is put at ``text`` (re-extracted; it and the files that read it re-resolved),
-        the edges are read (``graph/baseline.py``) and its current facts are put back, so the
-        graph ends as it began. None while a build runs or for a file the index leaves out.
+        the edges are read and its current facts are put back, so the graph ends as it began.
+        None while a build runs or for a file the index leaves out.
         """
         rel = self._indexable(path)
         if rel is None:
@@ -420,7 +419,7 @@ class ProjectIndex:
             builder.update(rel, text)
             try:
                 baseline = builder.facts(rel)
-                return incoming_edges(builder.graph, baseline) if baseline else frozenset()
+                return snapshot(builder.graph, baseline) if baseline is not None else None
             finally:
                 if current is None:
                     builder.remove(rel)

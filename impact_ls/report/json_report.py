@@ -8,8 +8,9 @@ bytes. ``report_from_dict`` reads the schema back: the CI action reads what ``im
 Shape notes: ``tests`` lists the report's pairs (at most ``max-test-pairs``, the most confident;
 ``audit.notes`` says when it cut), each with ``reason`` when a test is selected for more than a
 call path (an import-time break); ``obligations`` is derived (batches as ``{batch_id, members}``,
-the validation set as the sorted unique ids of the *whole* selection); ``next_edits`` is ``{"next_edits": [...]}`` when the model answered
-and ``{"next_edit": "failed", "fallback": "batch_order", "next_edits": [...]}`` when the
+the validation set as the sorted unique ids of the *whole* selection); ``next_edits`` is
+``{"next_edits": [...]}`` when the model answered and
+``{"next_edit": "failed", "fallback": "batch_order", "next_edits": [...]}`` when the
 deterministic batch order stands. Scores are rounded to 4 decimals.
 """
 

@@ -25,7 +25,8 @@ Contract:
              enclosing function of a nested one, the class of an implicitly called dunder
              (``__eq__``, ``__iter__``, ``__exit__``…: any instance may run it), a re-exported
              alias (``pkg.f`` is ``pkg.impl.f``). Starts: each change's entities (the walk
-             seeds; for a constructor also its class) and the walk's members. Importing a name
+             seeds; for a constructor also its class) and the walk's members but those it
+             reached only as importers. Importing a name
              is no path — it runs none of its code — except where the import itself breaks
              (below). Reaching a test class, a ``setUp``-like method, a test module's top level
              or a fixture selects the ids that run them (``_scopes.py``).
@@ -70,6 +71,7 @@ from impact_ls.model import (
     Member,
     NodeKind,
     QualName,
+    Relation,
     TestHit,
     TestId,
 )
@@ -128,7 +130,9 @@ def map_tests(
     """The tests each changed file reaches, with the widest-path confidence of §3.5."""
     by_seed: dict[QualName, set[QualName]] = defaultdict(set)
     for member in members:
-        by_seed[member.seed].add(member.entity)
+        # an importer runs none of the imported code: import-time breaks are found apart
+        if any(r is not Relation.IMPORTED_BY for r in member.relations):
+            by_seed[member.seed].add(member.entity)
     by_file: dict[str, list[Change]] = defaultdict(list)
     for change in changes:
         if change.change_type is ChangeType.METHOD_BODY and not change.escapes:
@@ -144,9 +148,7 @@ def map_tests(
         for change in file_changes:
             starts.update(by_seed.get(change.entity, ()))
         breaks = find_import_breaks(file_changes, graph)
-        picked, cut = _static(
-            starts, breaks, graph, collected, min_conf=min_conf, budget=max_nodes
-        )
+        picked, cut = _static(starts, breaks, graph, collected, min_conf=min_conf, budget=max_nodes)
         if cut:
             notes.append(_budget_note(file, max_nodes))
         _add_breaks(picked, breaks, graph, collected, file_changes)
@@ -231,9 +233,12 @@ def _add_breaks(
         for test in ids:
             picked.add(test, config.TEST_WEIGHT_TESTS, reason)
     for change in changes:
-        if change.change_type is ChangeType.INCOMPLETE and change.file in collected.files:
-            if not any(n.kind is NodeKind.MODULE for n in graph.nodes_in_file(change.file)):
-                picked.add(TestId(change.file), 1.0, f"{change.file} does not parse")
+        if (
+            change.change_type is ChangeType.INCOMPLETE
+            and change.file in collected.files
+            and not any(n.kind is NodeKind.MODULE for n in graph.nodes_in_file(change.file))
+        ):
+            picked.add(TestId(change.file), 1.0, f"{change.file} does not parse")
         hook = conftest_ids(change, graph, collected)
         for test in hook:
             picked.add(test, config.TEST_WEIGHT_TESTS, f"{change.file}: {change.entity} changed")

@@ -93,15 +93,18 @@ def _seed(
         _signature_seed(change, graph, causes)
         return
     for removed in _removed(change, graph):
-        why = f"{removed} is gone"
         for edge in _uses(removed, graph):
-            if edge.kind not in _USES or (edge.kind in _IMPORTS and _is_star(edge, graph)):
+            if edge.kind not in _USES or _harmless_star(edge, graph):
                 continue
             module = import_time_module(edge.source, graph)
             if module is not None:
-                causes.setdefault(module, f"{module} uses {removed} at import ({why})")
+                causes.setdefault(
+                    module,
+                    f"{removed} is gone but {module} uses it at import "
+                    f"({edge.file}:{edge.span.line})",
+                )
             elif edge.kind in _IMPORTS:
-                starts.setdefault(edge.source, f"imports {removed} ({why})")
+                starts.setdefault(edge.source, f"imports {removed}, which is gone")
 
 
 def _signature_seed(change: Change, graph: CodeGraph, causes: dict[QualName, str]) -> None:
@@ -109,19 +112,21 @@ def _signature_seed(change: Change, graph: CodeGraph, causes: dict[QualName, str
     entity = change.entity
     parent, _, name = entity.rpartition(".")
     if change.change_type is ChangeType.CONSTRUCTOR and name in _CONSTRUCTORS and parent:
-        target, kinds, relation = QualName(parent), (EdgeKind.INSTANTIATE,), Relation.INSTANTIATED_BY
+        target, relation = QualName(parent), Relation.INSTANTIATED_BY
+        kinds: tuple[EdgeKind, ...] = (EdgeKind.INSTANTIATE,)
     elif change.change_type is ChangeType.CLASS_DECL:
-        target, kinds, relation = entity, (EdgeKind.INSTANTIATE,), Relation.INSTANTIATED_BY
+        target, relation, kinds = entity, Relation.INSTANTIATED_BY, (EdgeKind.INSTANTIATE,)
     else:
-        target, kinds, relation = entity, (EdgeKind.CALL,), Relation.CALLED_BY
+        target, relation, kinds = entity, Relation.CALLED_BY, (EdgeKind.CALL,)
     for edge in graph.dependents(target, kinds=kinds):
         module = import_time_module(edge.source, graph)
         if module is None:
             continue
         if find_breaks(change, args=edge.args, relation=relation, name_matched=edge.name_matched):
             causes.setdefault(
-                module, f"{module} calls {target} at import, which no longer binds ({edge.file}:"
-                f"{edge.span.line})"
+                module,
+                f"{module} calls {target} at import ({edge.file}:{edge.span.line}), which no "
+                "longer binds",
             )
 
 
@@ -152,6 +157,13 @@ def _uses(qid: QualName, graph: CodeGraph) -> list[Edge]:
                     seen.add(alias)
                     frontier.append(alias)
     return out
+
+
+def _harmless_star(edge: Edge, graph: CodeGraph) -> bool:
+    """A star import of a removed name that still imports: the baseline's edge, not the current
+    text's (a star import binds what exists, unless ``__all__`` still lists the name — then the
+    current graph keeps the dangling edge and the import fails)."""
+    return edge.kind in _IMPORTS and _is_star(edge, graph) and graph.is_overlaid(edge)
 
 
 def _is_star(edge: Edge, graph: CodeGraph) -> bool:
@@ -217,11 +229,12 @@ def _module_of_file(file: str, graph: CodeGraph) -> QualName | None:
 def _reason(
     module: QualName, causes: Mapping[QualName, str], parents: Mapping[QualName, QualName]
 ) -> str:
+    """The cause, and how ``module`` imports the module it hits (``a → b → …``)."""
     chain = [module]
     while chain[-1] in parents and len(chain) <= len(parents):
         chain.append(parents[chain[-1]])
     cause = causes.get(chain[-1], "")
     if len(chain) == 1:
         return cause
-    shown = chain if len(chain) <= _MAX_CHAIN else [*chain[:2], QualName("…"), chain[-1]]
-    return f"{cause}; imported through {' → '.join(shown)}"
+    path = chain[1:] if len(chain) <= _MAX_CHAIN else [*chain[1:3], QualName("…"), chain[-1]]
+    return f"{cause}, and {module} imports {' → '.join(path)}"

@@ -33,6 +33,13 @@ _BACKWARD: dict[EdgeKind, float] = {
 }
 _CALLS = frozenset({EdgeKind.CALL, EdgeKind.INSTANTIATE})
 _NESTING = frozenset({NodeKind.FUNCTION, NodeKind.METHOD, NodeKind.TEST, NodeKind.FIXTURE})
+_PROPERTIES = frozenset({"property", "cached_property"})
+# incoming edges that are no use of a method: its class holding it, an override of it
+_NOT_USES = frozenset({EdgeKind.CONTAINS, EdgeKind.OVERRIDE})
+# how a fixture builds an instance: calls the class, or hands it on (``partial(Cls, …)``)
+_BUILDS = frozenset({EdgeKind.INSTANTIATE, EdgeKind.CLASS_MEMBER})
+# subclasses looked at per reached method (a hierarchy as wide as django's ``Field``)
+_MAX_SUBCLASSES = 256
 
 # Methods Python calls without a call expression naming them (operators, protocols, builtins
 # such as ``len``/``str``/``iter``, ``with``, descriptors): the graph sees few of their sites, so
@@ -88,6 +95,7 @@ def widest_paths(
     heap = [(-conf, qid) for qid, conf in starts.items() if conf >= min_conf]
     heapq.heapify(heap)
     expanded = 0
+    memo: dict[tuple[QualName, str], _Family] = {}
     while heap:
         negative, qid = heapq.heappop(heap)
         if qid in best:
@@ -101,7 +109,7 @@ def widest_paths(
                     best[name] = -left
             return Reach(best=best, expanded=expanded, cut=True)
         expanded += 1
-        for nxt, weight in _neighbours(qid, graph, tests):
+        for nxt, weight in _neighbours(qid, graph, tests, memo):
             value = conf if conf < weight else weight
             if value >= min_conf and nxt not in best:
                 heapq.heappush(heap, (-value, nxt))
@@ -109,7 +117,10 @@ def widest_paths(
 
 
 def _neighbours(
-    qid: QualName, graph: CodeGraph, tests: Mapping[QualName, object]
+    qid: QualName,
+    graph: CodeGraph,
+    tests: Mapping[QualName, object],
+    memo: dict[tuple[QualName, str], _Family],
 ) -> Iterator[tuple[QualName, float]]:
     for edge in graph.dependents_unordered(qid):
         if edge.kind is EdgeKind.REEXPORT:
@@ -127,10 +138,114 @@ def _neighbours(
         if edge.kind is EdgeKind.OVERRIDE:
             yield edge.target, config.TEST_WEIGHT_CALL
     yield from _container(qid, graph)
+    yield from _through_subclasses(qid, graph, memo)
+
+
+def _through_subclasses(
+    qid: QualName, graph: CodeGraph, memo: dict[tuple[QualName, str], _Family]
+) -> Iterator[tuple[QualName, float]]:
+    """Where a method of class ``C`` runs on an instance no call site names as a ``C``.
+
+    A fixture that builds a ``C`` (or a subclass) hands the test an object whose calls the graph
+    may not resolve (``functools.partial(C, …)``, a factory, an overridden fixture): the
+    fixture — or the fixture a builder is nested in — is a path to the method. And a mixin ``M``
+    combined with ``C`` in a subclass calls ``self.m()`` that it does not define: the graph
+    names that target ``M.m``, a qualname with no node, which runs ``C.m`` on such instances.
+    """
+    parent, _, name = qid.rpartition(".")
+    holder = graph.node(parent) if parent else None
+    if holder is None or holder.kind is not NodeKind.CLASS:
+        return
+    node = graph.node(qid)
+    if node is None or node.kind is not NodeKind.METHOD:
+        return
+    key = (holder.id, name)
+    family = memo.get(key)
+    if family is None:
+        family = memo[key] = _family(holder.id, name, graph)
+    for fixture in family.builders:
+        yield fixture, config.TEST_WEIGHT_CALL
+    for base in family.cobases:
+        virtual = QualName(f"{base}.{name}")
+        if graph.node(virtual) is None:
+            yield virtual, config.TEST_WEIGHT_CALL
+
+
+@dataclass(frozen=True, slots=True)
+class _Family:
+    """For a method of a class: the fixtures that build an instance running it (of the class,
+    or of a subclass that inherits the method), and those subclasses' other bases."""
+
+    builders: tuple[QualName, ...]
+    cobases: tuple[QualName, ...]
+
+
+def _family(klass: QualName, name: str, graph: CodeGraph) -> _Family:
+    classes = _subclasses(klass, name, graph)
+    builders: dict[QualName, None] = {}
+    for each in classes:
+        for edge in graph.dependents_unordered(each):
+            if edge.kind in _BUILDS:
+                fixture = _fixture_of(edge.source, graph)
+                if fixture is not None:
+                    builders[fixture] = None
+    seen = set(classes)
+    cobases: list[QualName] = []
+    for each in classes[1:]:
+        for base in _bases(each, graph):
+            if base not in seen:
+                seen.add(base)
+                cobases.append(base)
+    return _Family(builders=tuple(builders), cobases=tuple(cobases))
+
+
+def _subclasses(klass: QualName, name: str, graph: CodeGraph) -> list[QualName]:
+    """``klass`` and the classes that inherit ``name`` from it (not those overriding it, nor
+    their subclasses), nearest first, at most a budget."""
+    out = [klass]
+    seen = {klass}
+    index = 0
+    while index < len(out) and len(out) < _MAX_SUBCLASSES:
+        for edge in graph.dependents_unordered(out[index]):
+            if edge.kind is EdgeKind.INHERIT and edge.source not in seen:
+                seen.add(edge.source)
+                if graph.node(QualName(f"{edge.source}.{name}")) is None:
+                    out.append(edge.source)
+        index += 1
+    return out
+
+
+def _bases(klass: QualName, graph: CodeGraph) -> Iterator[QualName]:
+    """Every class ``klass`` inherits from, transitively."""
+    seen = {klass}
+    frontier = [klass]
+    while frontier:
+        current = frontier.pop()
+        for edge in graph.dependencies_unordered(current):
+            if edge.kind is EdgeKind.INHERIT and edge.target not in seen:
+                seen.add(edge.target)
+                frontier.append(edge.target)
+                yield edge.target
+
+
+def _fixture_of(qid: QualName, graph: CodeGraph) -> QualName | None:
+    """The fixture ``qid`` is or is nested in (a factory's inner builder), else None."""
+    current = qid
+    while current:
+        node = graph.node(current)
+        if node is not None and node.kind is NodeKind.FIXTURE:
+            return current
+        if node is not None and node.kind not in _NESTING:
+            return None
+        current = QualName(current.rpartition(".")[0])
+    return None
 
 
 def _container(qid: QualName, graph: CodeGraph) -> Iterable[tuple[QualName, float]]:
-    """A nested function runs when its enclosing one does; an implicit dunder, on any instance."""
+    """A nested function runs when its enclosing one does; a method run without a call the graph
+    sees — an implicitly called dunder, a property, a method nothing is seen to use (a class-body
+    alias such as ``x = property(_get, _set)``, a callback, a receiver of unknown type) — runs
+    on any instance of its class."""
     parent, _, name = qid.rpartition(".")
     if not parent:
         return ()
@@ -139,6 +254,20 @@ def _container(qid: QualName, graph: CodeGraph) -> Iterable[tuple[QualName, floa
         return ()
     if holder.kind in _NESTING:
         return ((QualName(parent), config.TEST_WEIGHT_CALL),)
-    if holder.kind is NodeKind.CLASS and name in IMPLICIT_DUNDERS:
+    if holder.kind is NodeKind.CLASS and (
+        name in IMPLICIT_DUNDERS or _is_property(graph, qid) or _unreferenced(graph, qid)
+    ):
         return ((QualName(parent), config.TEST_WEIGHT_CALL),)
     return ()
+
+
+def _is_property(graph: CodeGraph, qid: QualName) -> bool:
+    node = graph.node(qid)
+    return node is not None and any(
+        d.rsplit(".", 1)[-1] in _PROPERTIES or d.endswith((".setter", ".deleter"))
+        for d in node.decorators
+    )
+
+
+def _unreferenced(graph: CodeGraph, qid: QualName) -> bool:
+    return all(e.kind in _NOT_USES for e in graph.dependents_unordered(qid))
