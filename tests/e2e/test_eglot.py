@@ -96,7 +96,7 @@ def test_eglot_shows_the_warnings_and_every_action_works(tmp_path: Path) -> None
     )
     # the run does not block Emacs (eglot would give up on a request after 10 s) ...
     assert result["while_running"] == "impact-ls: running the affected tests…"
-    # ... and the four tests ran on the saved files, where one is planted to fail
+    # ... and the three tests ran on the saved files, where one is planted to fail
     assert result["messages"] == [
         "impact-ls: running the affected tests…",
         "[eglot] Server reports (type=2): impact-ls: 1 of 3 tests failed",

@@ -101,9 +101,8 @@ async def test_run_affected_tests_runs_pytest_and_marks_the_planted_failure(shop
         again = await command(client, "impact.runAffectedTests")
         assert again["selected"] == AFFECTED
         # a passing selection clears the failure diagnostic
-        passing = await command(
-            client, "impact.runAffectedTests", {"tests": ["tests/test_pricing.py::test_price_adds_tax"]}
-        )
+        only = {"tests": ["tests/test_pricing.py::test_price_adds_tax"]}
+        passing = await command(client, "impact.runAffectedTests", only)
         assert (passing["outcome"], passing["passed"]) == ("passed", 1)
         assert diagnostics(client, test_file, code="test-failed") == []
 

@@ -93,10 +93,13 @@ def is_conftest(file: str) -> bool:
 
 
 def _fixture_ids(fixture: Node, graph: CodeGraph, collection: Collection) -> tuple[TestId, ...]:
-    """Ids in the fixture's scope whose definition asks for its name (resolved to any namesake)."""
+    """Ids whose definition asks for the fixture's name (resolved to any namesake) and for which
+    pytest picks this fixture: the nearest definition wins (``_picks``)."""
+    namesakes = {n.id: n for n in graph.find_by_name(fixture.name) if n.kind is NodeKind.FIXTURE}
+    namesakes[fixture.id] = fixture
     in_scope = _scope(fixture, graph, collection)
     seen: set[QualName] = set()
-    frontier = [n.id for n in graph.find_by_name(fixture.name) if n.kind is NodeKind.FIXTURE]
+    frontier = list(namesakes)
     users: set[QualName] = set()
     while frontier and len(seen) < _MAX_FIXTURE_HOPS:
         current = frontier.pop()
@@ -109,7 +112,52 @@ def _fixture_ids(fixture: Node, graph: CodeGraph, collection: Collection) -> tup
                 frontier.append(edge.source)  # a fixture asking for it: its users see it too
             else:
                 users.add(edge.source)
-    return tuple(sorted(t for q in users for t in collection.ids_of(q) if in_scope(t)))
+    picks = _Picks(fixture.name, namesakes, graph, collection)
+    return tuple(
+        sorted(
+            t
+            for q in users
+            for t in collection.ids_of(q)
+            if in_scope(t) and picks.of(t) in (None, fixture.id)
+        )
+    )
+
+
+class _Picks:
+    """Which of a fixture name's definitions pytest gives a test id: the test's class MRO
+    first, then its module, then the ``conftest.py`` files from its folder upwards. None when
+    no project definition is in reach (a plugin's, or one imported into the module)."""
+
+    def __init__(
+        self, name: str, namesakes: dict[QualName, Node], graph: CodeGraph, collection: Collection
+    ) -> None:
+        self._name = name
+        self._collection = collection
+        self._by_file: dict[str, QualName] = {}
+        for qid, node in namesakes.items():
+            holder = graph.node(qid.rpartition(".")[0])
+            if holder is not None and holder.kind is NodeKind.MODULE:
+                self._by_file.setdefault(node.file, qid)
+        self._namesakes = namesakes
+
+    def of(self, test_id: str) -> QualName | None:
+        klass = self._collection.class_of(test_id)
+        if klass is not None:
+            for base in self._collection.mro_of(klass):
+                candidate = QualName(f"{base}.{self._name}")
+                if candidate in self._namesakes:
+                    return candidate
+        file = test_id.partition("::")[0]
+        if file in self._by_file:
+            return self._by_file[file]
+        folder = posixpath.dirname(file)
+        while True:
+            found = self._by_file.get(posixpath.join(folder, _CONFTEST))
+            if found is not None:
+                return found
+            if not folder:
+                return None
+            folder = posixpath.dirname(folder)
 
 
 def _scope(fixture: Node, graph: CodeGraph, collection: Collection) -> Callable[[str], bool]:

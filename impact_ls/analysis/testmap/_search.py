@@ -137,7 +137,8 @@ def _neighbours(
     for edge in graph.dependencies_unordered(qid):
         if edge.kind is EdgeKind.OVERRIDE:
             yield edge.target, config.TEST_WEIGHT_CALL
-    yield from _container(qid, graph)
+    if qid not in tests:  # pytest runs a collected test itself, not through its class
+        yield from _container(qid, graph)
     yield from _through_subclasses(qid, graph, memo)
 
 
@@ -150,7 +151,7 @@ def _through_subclasses(
     may not resolve (``functools.partial(C, …)``, a factory, an overridden fixture): the
     fixture — or the fixture a builder is nested in — is a path to the method. And a mixin ``M``
     combined with ``C`` in a subclass calls ``self.m()`` that it does not define: the graph
-    names that target ``M.m``, a qualname with no node, which runs ``C.m`` on such instances.
+    names that target ``M.m``, a qualname with no node: its callers may run ``C.m``.
     """
     parent, _, name = qid.rpartition(".")
     holder = graph.node(parent) if parent else None
@@ -167,8 +168,12 @@ def _through_subclasses(
         yield fixture, config.TEST_WEIGHT_CALL
     for base in family.cobases:
         virtual = QualName(f"{base}.{name}")
-        if graph.node(virtual) is None:
-            yield virtual, config.TEST_WEIGHT_CALL
+        if graph.node(virtual) is not None:
+            continue
+        # the sites that call ``self.m()`` there, not the name itself: it holds nothing
+        for edge in graph.dependents_unordered(virtual):
+            if edge.kind in _CALLS:
+                yield edge.source, config.TEST_WEIGHT_CALL
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,6 +259,9 @@ def _container(qid: QualName, graph: CodeGraph) -> Iterable[tuple[QualName, floa
         return ()
     if holder.kind in _NESTING:
         return ((QualName(parent), config.TEST_WEIGHT_CALL),)
+    node = graph.node(qid)
+    if node is None or node.kind is not NodeKind.METHOD:
+        return ()  # a test or fixture in a class is run by pytest, not through an instance
     if holder.kind is NodeKind.CLASS and (
         name in IMPLICIT_DUNDERS or _is_property(graph, qid) or _unreferenced(graph, qid)
     ):
