@@ -416,6 +416,11 @@ class Engine:
         except OSError as exc:
             logger.info("cannot write test_map.txt: %s", exc)
 
+    def collected_count(self) -> int:
+        """How many node ids pytest collects in the project (as the test map models it)."""
+        with self.index.lock:
+            return len(self.tests.collection(self.index.graph))
+
     def worktree_edits(self, *, base: str = "HEAD", files: Sequence[str] = ()) -> list[FileEdit]:
         """The changed ``.py`` files of the working tree against ``base`` (all, or ``files``)."""
         if self.repo is None:

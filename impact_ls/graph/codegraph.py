@@ -423,7 +423,7 @@ class _Overlay(CodeGraph):
     def replace_file(self, *args: object, **kwargs: object) -> None:
         raise TypeError("an overlaid graph is a read-only view")
 
-    replace_edges = remove_file = replace_file  # type: ignore[assignment]
+    replace_edges = remove_file = replace_file
 
 
 def _parent(qid: str) -> QualName:
