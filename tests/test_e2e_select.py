@@ -172,6 +172,14 @@ CONFTEST_FIXTURE = Case(
         {"tests/test_fixtures.py::test_factory", "tests/sub/test_nearer.py::test_nearer_shape"}
     ),
 )
+CONFTEST_HOOK = Case(
+    "tests/sub/conftest.py",
+    'item.name.startswith("test_")',
+    'item.name.startswith("check_")',
+    # a hook runs for every test below its folder, and only there
+    fails=frozenset({"tests/sub/test_nearer.py::test_nearer_shape"}),
+    spared=frozenset({"tests/test_plain.py::test_arithmetic", "tests/test_mixins.py::test_tag"}),
+)
 TEST_SYNTAX_ERROR = Case(
     "tests/test_plain.py",
     "    assert 2 * 2 == 4\n",
@@ -194,6 +202,7 @@ TEST_SYNTAX_ERROR = Case(
         pytest.param(CLASS_BODY_NAME, id="class-body-name-removed"),
         pytest.param(PACKAGE_INIT_NAME, id="package-init-import-removed"),
         pytest.param(CONFTEST_FIXTURE, id="conftest-fixture-changed"),
+        pytest.param(CONFTEST_HOOK, id="conftest-hook-changed"),
         pytest.param(TEST_SYNTAX_ERROR, id="test-file-syntax-error"),
     ],
 )
