@@ -1,4 +1,4 @@
-"""Names a dirty file's top level and class bodies still read after the edit removed them.
+"""Names a dirty file still reads after the edit removed them: at import time, and in functions.
 
 The extractor records calls and attribute chains, not every bare name a class body reads:
 ``softspace = property(_get_softspace, _set_softspace)``, ``variance = _Prop(_calc_variance)``,
@@ -8,7 +8,11 @@ file only (its current text is at hand), ``unbound_reads(text, module, file, gon
 each read at import time (module statements, class bodies, decorators, bases, default values;
 not function bodies or annotations) of a name whose definition in that class or module is in
 ``gone`` and that nothing else binds there (the class body, the module, a builtin), as a
-``class-member`` edge from the reading class or module to the removed qualname.
+``class-member`` edge from the reading class or module to the removed qualname. Likewise each
+read, in a function body, of a removed module-level name that the function (and the functions
+around it) does not bind locally — ``_INTEGER_RE.fullmatch(raw)``, which the graph records as a
+call into ``re`` and not as a use of ``_INTEGER_RE``: a ``NameError`` when the function runs —
+as an edge from the function.
 """
 
 from __future__ import annotations
@@ -44,21 +48,109 @@ def unbound_reads(text: str, *, module: str, file: str, gone: Set[str]) -> list[
                     continue
             if name in own or name in module_bound or name in _BUILTINS:
                 continue
-            out.append(
-                Edge(
-                    source=QualName(qualname),
-                    target=QualName(target),
-                    kind=EdgeKind.CLASS_MEMBER,
-                    file=file,
-                    span=Span(
-                        line=node.lineno,
-                        col=node.col_offset,
-                        end_line=node.end_lineno or node.lineno,
-                        end_col=node.end_col_offset or node.col_offset,
-                    ),
-                )
-            )
+            out.append(_edge(qualname, target, file, node))
+    out.extend(_function_reads(tree, module=module, file=file, gone=gone, bound=module_bound))
     return out
+
+
+def _function_reads(
+    tree: ast.Module, *, module: str, file: str, gone: Set[str], bound: set[str]
+) -> Iterator[Edge]:
+    """Edges from each function to a removed module-level name its body reads unbound."""
+    removed = {q.rpartition(".")[2] for q in gone if q.rpartition(".")[0] == module}
+    removed -= bound
+    removed -= _BUILTINS
+    if not removed:
+        return
+    stack: list[tuple[str, ast.AST, frozenset[str]]] = [(module, tree, frozenset())]
+    while stack:
+        prefix, scope, enclosing = stack.pop()
+        for child in ast.iter_child_nodes(scope):
+            for node in _defs_in(child):
+                qualname = f"{prefix}.{node.name}"
+                if isinstance(node, ast.ClassDef):
+                    # a class body's names are no enclosing scope of its methods
+                    stack.append((qualname, node, enclosing))
+                    continue
+                local = _locals(node) | enclosing
+                for name in _reads(node):
+                    if name.id in removed and name.id not in local:
+                        yield _edge(qualname, f"{module}.{name.id}", file, name)
+                stack.append((qualname, node, local))
+
+
+def _defs_in(node: ast.AST) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
+    """The defs and classes directly in ``node``'s body, through blocks (not into other defs)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        yield node
+        return
+    if isinstance(node, (ast.expr, ast.Lambda)):
+        return
+    for child in ast.iter_child_nodes(node):
+        yield from _defs_in(child)
+
+
+def _locals(function: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
+    """Names ``function`` binds in its own scope: parameters, stores, imports, nested defs."""
+    args = function.args
+    names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+    names.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
+    declared: set[str] = set()
+    for node in _own_nodes(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            declared.update(node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+    return frozenset(names - declared)
+
+
+def _reads(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.Name]:
+    """Bare names ``function``'s own body (not nested defs) loads."""
+    for node in _own_nodes(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            yield node
+
+
+def _own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
+    """Every node of ``function``'s body in its own scope: nested defs and classes are yielded
+    themselves but not entered (their decorators and defaults run here, their bodies do not)."""
+    stack: list[ast.AST] = list(function.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            stack.extend(node.decorator_list)
+            stack.extend(node.args.defaults)
+            stack.extend(d for d in node.args.kw_defaults if d is not None)
+            continue
+        if isinstance(node, ast.ClassDef):
+            stack.extend(node.decorator_list)
+            stack.extend(node.bases)
+            continue
+        if isinstance(node, ast.Lambda):
+            continue  # its parameters shadow; a removed name read in it is rare and deferred
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _edge(source: str, target: str, file: str, node: ast.Name) -> Edge:
+    return Edge(
+        source=QualName(source),
+        target=QualName(target),
+        kind=EdgeKind.CLASS_MEMBER,
+        file=file,
+        span=Span(
+            line=node.lineno,
+            col=node.col_offset,
+            end_line=node.end_lineno or node.lineno,
+            end_col=node.end_col_offset or node.col_offset,
+        ),
+    )
 
 
 def _scopes(tree: ast.Module, module: str) -> Iterator[tuple[str, _Scope]]:

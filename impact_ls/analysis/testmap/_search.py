@@ -158,7 +158,7 @@ def _through_subclasses(
     if holder is None or holder.kind is not NodeKind.CLASS:
         return
     node = graph.node(qid)
-    if node is None or node.kind is not NodeKind.METHOD:
+    if node is not None and node.kind is not NodeKind.METHOD:
         return
     key = (holder.id, name)
     family = memo.get(key)
@@ -259,8 +259,8 @@ def _container(qid: QualName, graph: CodeGraph) -> Iterable[tuple[QualName, floa
         return ()
     if holder.kind in _NESTING:
         return ((QualName(parent), config.TEST_WEIGHT_CALL),)
-    node = graph.node(qid)
-    if node is None or node.kind is not NodeKind.METHOD:
+    node = graph.node(qid)  # None for a method the edit deleted: its class still ran it
+    if node is not None and node.kind is not NodeKind.METHOD:
         return ()  # a test or fixture in a class is run by pytest, not through an instance
     if holder.kind is NodeKind.CLASS and (
         name in IMPLICIT_DUNDERS or _is_property(graph, qid) or _unreferenced(graph, qid)
