@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -131,3 +132,23 @@ def test_a_missing_interpreter_is_a_clear_error(project: Path) -> None:
     assert ran.returncode == 1
     assert "which is not an interpreter here" in ran.stderr
     assert "Traceback" not in ran.stderr
+
+
+def test_a_cap_shortens_only_the_report_and_says_so(project: Path) -> None:
+    with (project / "pyproject.toml").open("a", encoding="utf-8") as config:
+        config.write("\n[tool.impact-ls]\nmax-test-pairs = 2\n")
+    _edit(project, "app/shapes.py", *SQUARE_AREA)
+    every = _impact(project, "tests").stdout.split()
+    assert len(every) > 2  # `tests` prints the whole selection, whatever the cap
+    report = json.loads(_impact(project, "analyze", "--format", "json", "--no-llm").stdout)
+    assert len(report["tests"]) == 2
+    assert report["audit"]["truncated"] is True
+    note = (
+        f"{len(every)} test pairs ({len(every)} tests) selected; the report lists the 2 most "
+        "confident (max-test-pairs); 'impact-ls tests' prints every one"
+    )
+    assert note in report["audit"]["notes"]
+    assert report["obligations"]["validate"] == sorted(every)
+
+    text = _impact(project, "analyze", "--no-llm", "--color", "never").stdout
+    assert "the report lists the 2 most confident (max-test-pairs)" in " ".join(text.split())

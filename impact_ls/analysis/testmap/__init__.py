@@ -24,12 +24,16 @@ Contract:
              reader may call what it read: ``key=self._rank``, ``partial(Cls, ...)``), the
              enclosing function of a nested one, the class of an implicitly called dunder
              (``__eq__``, ``__iter__``, ``__exit__``…: any instance may run it), a re-exported
-             alias (``pkg.f`` is ``pkg.impl.f``). Starts: each change's entities (the walk
+             alias (``pkg.f`` is ``pkg.impl.f``), a fixture that builds an instance whose
+             class runs the method (``partial(Cls, …)``, a factory's inner builder), a mixin's
+             ``self.m()`` on a subclass that combines it with the method's class. Starts: each
+             change's entities (the walk
              seeds; for a constructor also its class) and the walk's members but those it
              reached only as importers. Importing a name
              is no path — it runs none of its code — except where the import itself breaks
              (below). Reaching a test class, a ``setUp``-like method, a test module's top level
-             or a fixture selects the ids that run them (``_scopes.py``).
+             or a fixture selects the ids that run them (``_scopes.py``; a fixture only for
+             the ids pytest gives it: the nearest definition of its name wins).
     breaks   an import-time break (``_breaks.py``: a removed name imported or used at import
              time, a decorator or module-level call that no longer binds, a module that does not
              parse) fails every test whose collection imports the broken module, transitively

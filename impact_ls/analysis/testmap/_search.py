@@ -6,7 +6,9 @@ stops after ``budget`` expansions, saying so. A path is a chain of the relations
 *execute* a start (see the package docstring for the rule): backwards over ``tests``,
 ``fixture``, ``call``, ``instantiate``, ``inherit`` and ``class-member`` edges, from a re-exported
 name to its alias, from a nested function or an implicitly called dunder to its container, and
-forwards over ``override`` edges (a caller of the base method may dispatch to the override).
+forwards over ``override`` edges (a caller of the base method may dispatch to the override), and
+from a method to the fixtures that build its class and to a mixin's ``self.m()`` calls
+(``_through_subclasses``).
 Imports are not paths: importing a name runs none of its code (import-time breaks are found apart,
 ``_breaks.py``).
 """
