@@ -152,3 +152,20 @@ def test_a_cap_shortens_only_the_report_and_says_so(project: Path) -> None:
 
     text = _impact(project, "analyze", "--no-llm", "--color", "never").stdout
     assert "the report lists the 2 most confident (max-test-pairs)" in " ".join(text.split())
+
+
+def test_an_import_time_break_says_why_in_text_and_json(project: Path) -> None:
+    _edit(project, "app/registry.py", "def register(name):", "def register(name, version):")
+    why = (
+        "import-time break: app.plugins calls app.registry.register at import "
+        "(app/plugins.py:7), which no longer binds, and tests.test_imports imports app.plugins"
+    )
+    report = json.loads(_impact(project, "analyze", "--format", "json", "--no-llm").stdout)
+    reasons = {t["test"]: t.get("reason") for t in report["tests"]}
+    assert reasons == {
+        "tests/test_imports.py::test_big": why,
+        "tests/test_imports.py::test_registered": why,
+        "tests/test_imports.py::test_unit": why,
+    }
+    text = _impact(project, "analyze", "--no-llm", "--color", "never").stdout
+    assert f"why 3 tests: {why}" in " ".join(text.split())
