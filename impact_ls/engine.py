@@ -322,13 +322,16 @@ class Engine:
         if before is None and self.repo is not None:
             notes.append(f"no commit at {base}: no co-change history")
         jedi_budget = 0.0 if live else self.settings.jedi_budget_s
+        settings = self.settings
+        if live:  # per keystroke: the test search's smaller budget (a note says when it cuts)
+            settings = replace(settings, max_test_nodes=settings.max_test_nodes_live)
         with self.index.lock, self.confirmer.budget(jedi_budget) as jedi:
             graph = self._baseline_view(edits)
             report, test_map = analyze(
                 graph=graph,
                 collection=self.tests.collection(self.index.graph),
                 sources=sources,
-                settings=self.settings,
+                settings=settings,
                 cochange_of=cochange_of,
                 root=".",
                 base=base,

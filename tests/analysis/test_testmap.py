@@ -183,8 +183,8 @@ def test_the_search_budget_cuts_with_a_note():
     found = map_tests([_change("pkg.auth.login")], [], _graph(), min_conf=0.45, max_nodes=1)
     assert found.truncated
     assert found.notes == (
-        "pkg/auth.py: the test search stopped after 1 entities (max-test-nodes); tests farther "
-        "from the change may be missing",
+        "pkg/auth.py: the test search stopped after 1 entities (max-test-nodes, or "
+        "max-test-nodes-live in the editor); tests farther from the change may be missing",
     )
     # what was queued when the budget ran out still counts as reached
     assert "tests/test_auth.py::test_login" in {h.test for h in found.hits}

@@ -273,8 +273,8 @@ def _add_recorded(
 
 def _budget_note(file: str, budget: int) -> str:
     return (
-        f"{file}: the test search stopped after {budget} entities (max-test-nodes); tests "
-        "farther from the change may be missing"
+        f"{file}: the test search stopped after {budget} entities (max-test-nodes, or "
+        "max-test-nodes-live in the editor); tests farther from the change may be missing"
     )
 
 

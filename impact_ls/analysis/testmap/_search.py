@@ -97,7 +97,7 @@ def widest_paths(
     heap = [(-conf, qid) for qid, conf in starts.items() if conf >= min_conf]
     heapq.heapify(heap)
     expanded = 0
-    memo: dict[tuple[QualName, str], _Family] = {}
+    families = _Families(graph)
     while heap:
         negative, qid = heapq.heappop(heap)
         if qid in best:
@@ -111,7 +111,7 @@ def widest_paths(
                     best[name] = -left
             return Reach(best=best, expanded=expanded, cut=True)
         expanded += 1
-        for nxt, weight in _neighbours(qid, graph, tests, memo):
+        for nxt, weight in _neighbours(qid, graph, tests, families):
             value = conf if conf < weight else weight
             if value >= min_conf and nxt not in best:
                 heapq.heappush(heap, (-value, nxt))
@@ -122,7 +122,7 @@ def _neighbours(
     qid: QualName,
     graph: CodeGraph,
     tests: Mapping[QualName, object],
-    memo: dict[tuple[QualName, str], _Family],
+    families: _Families,
 ) -> Iterator[tuple[QualName, float]]:
     for edge in graph.dependents_unordered(qid):
         if edge.kind is EdgeKind.REEXPORT:
@@ -141,11 +141,11 @@ def _neighbours(
             yield edge.target, config.TEST_WEIGHT_CALL
     if qid not in tests:  # pytest runs a collected test itself, not through its class
         yield from _container(qid, graph)
-    yield from _through_subclasses(qid, graph, memo)
+    yield from _through_subclasses(qid, graph, families)
 
 
 def _through_subclasses(
-    qid: QualName, graph: CodeGraph, memo: dict[tuple[QualName, str], _Family]
+    qid: QualName, graph: CodeGraph, families: _Families
 ) -> Iterator[tuple[QualName, float]]:
     """Where a method of class ``C`` runs on an instance no call site names as a ``C``.
 
@@ -162,77 +162,91 @@ def _through_subclasses(
     node = graph.node(qid)
     if node is not None and node.kind is not NodeKind.METHOD:
         return
-    key = (holder.id, name)
-    family = memo.get(key)
-    if family is None:
-        family = memo[key] = _family(holder.id, name, graph)
-    for fixture in family.builders:
-        yield fixture, config.TEST_WEIGHT_CALL
-    for base in family.cobases:
-        virtual = QualName(f"{base}.{name}")
-        if graph.node(virtual) is not None:
-            continue
-        # the sites that call ``self.m()`` there, not the name itself: it holds nothing
-        for edge in graph.dependents_unordered(virtual):
-            if edge.kind in _CALLS:
-                yield edge.source, config.TEST_WEIGHT_CALL
-
-
-@dataclass(frozen=True, slots=True)
-class _Family:
-    """For a method of a class: the fixtures that build an instance running it (of the class,
-    or of a subclass that inherits the method), and those subclasses' other bases."""
-
-    builders: tuple[QualName, ...]
-    cobases: tuple[QualName, ...]
-
-
-def _family(klass: QualName, name: str, graph: CodeGraph) -> _Family:
-    classes = _subclasses(klass, name, graph)
-    builders: dict[QualName, None] = {}
-    for each in classes:
-        for edge in graph.dependents_unordered(each):
-            if edge.kind in _BUILDS:
-                fixture = _fixture_of(edge.source, graph)
-                if fixture is not None:
-                    builders[fixture] = None
+    classes = families.inheriting(holder.id, name)
     seen = set(classes)
-    cobases: list[QualName] = []
-    for each in classes[1:]:
-        for base in _bases(each, graph):
-            if base not in seen:
-                seen.add(base)
-                cobases.append(base)
-    return _Family(builders=tuple(builders), cobases=tuple(cobases))
+    for klass in classes:
+        for fixture in families.builders(klass):
+            yield fixture, config.TEST_WEIGHT_CALL
+    for klass in classes[1:]:  # a subclass's other bases, and theirs
+        for base in families.bases(klass):
+            if base in seen:
+                continue
+            seen.add(base)
+            virtual = QualName(f"{base}.{name}")
+            if graph.node(virtual) is not None:
+                continue
+            # the sites that call ``self.m()`` there, not the name itself: it holds nothing
+            for edge in graph.dependents_unordered(virtual):
+                if edge.kind in _CALLS:
+                    yield edge.source, config.TEST_WEIGHT_CALL
 
 
-def _subclasses(klass: QualName, name: str, graph: CodeGraph) -> list[QualName]:
-    """``klass`` and the classes that inherit ``name`` from it (not those overriding it, nor
-    their subclasses), nearest first, at most a budget."""
-    out = [klass]
-    seen = {klass}
-    index = 0
-    while index < len(out) and len(out) < _MAX_SUBCLASSES:
-        for edge in graph.dependents_unordered(out[index]):
-            if edge.kind is EdgeKind.INHERIT and edge.source not in seen:
-                seen.add(edge.source)
-                if graph.node(QualName(f"{edge.source}.{name}")) is None:
-                    out.append(edge.source)
-        index += 1
-    return out
+class _Families:
+    """Per search: each class's direct subclasses, transitive bases and building fixtures,
+    computed once (a search reaches many methods of the same classes)."""
 
+    def __init__(self, graph: CodeGraph) -> None:
+        self._graph = graph
+        self._subclasses: dict[QualName, tuple[QualName, ...]] = {}
+        self._bases: dict[QualName, tuple[QualName, ...]] = {}
+        self._builders: dict[QualName, tuple[QualName, ...]] = {}
 
-def _bases(klass: QualName, graph: CodeGraph) -> Iterator[QualName]:
-    """Every class ``klass`` inherits from, transitively."""
-    seen = {klass}
-    frontier = [klass]
-    while frontier:
-        current = frontier.pop()
-        for edge in graph.dependencies_unordered(current):
-            if edge.kind is EdgeKind.INHERIT and edge.target not in seen:
-                seen.add(edge.target)
-                frontier.append(edge.target)
-                yield edge.target
+    def inheriting(self, klass: QualName, name: str) -> list[QualName]:
+        """``klass`` and the classes that inherit ``name`` from it (not those overriding it,
+        nor their subclasses), nearest first, at most ``_MAX_SUBCLASSES``."""
+        graph = self._graph
+        out = [klass]
+        seen = {klass}
+        index = 0
+        while index < len(out) and len(out) < _MAX_SUBCLASSES:
+            for sub in self._direct_subclasses(out[index]):
+                if sub not in seen:
+                    seen.add(sub)
+                    if graph.node(QualName(f"{sub}.{name}")) is None:
+                        out.append(sub)
+            index += 1
+        return out
+
+    def _direct_subclasses(self, klass: QualName) -> tuple[QualName, ...]:
+        found = self._subclasses.get(klass)
+        if found is None:
+            found = tuple(
+                e.source
+                for e in self._graph.dependents_unordered(klass)
+                if e.kind is EdgeKind.INHERIT
+            )
+            self._subclasses[klass] = found
+        return found
+
+    def bases(self, klass: QualName) -> tuple[QualName, ...]:
+        """Every class ``klass`` inherits from, transitively."""
+        found = self._bases.get(klass)
+        if found is None:
+            seen = {klass}
+            frontier = [klass]
+            out: list[QualName] = []
+            while frontier:
+                current = frontier.pop()
+                for edge in self._graph.dependencies_unordered(current):
+                    if edge.kind is EdgeKind.INHERIT and edge.target not in seen:
+                        seen.add(edge.target)
+                        frontier.append(edge.target)
+                        out.append(edge.target)
+            found = self._bases[klass] = tuple(out)
+        return found
+
+    def builders(self, klass: QualName) -> tuple[QualName, ...]:
+        """The fixtures that instantiate ``klass`` or hand it on, directly or in a builder."""
+        found = self._builders.get(klass)
+        if found is None:
+            out: dict[QualName, None] = {}
+            for edge in self._graph.dependents_unordered(klass):
+                if edge.kind in _BUILDS:
+                    fixture = _fixture_of(edge.source, self._graph)
+                    if fixture is not None:
+                        out[fixture] = None
+            found = self._builders[klass] = tuple(out)
+        return found
 
 
 def _fixture_of(qid: QualName, graph: CodeGraph) -> QualName | None:
