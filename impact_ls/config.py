@@ -45,7 +45,7 @@ MAX_TEST_PAIRS = 256  # (file, test) pairs a report lists; `impact-ls tests` pri
 MAX_TEST_NODES = 20_000
 # the same bound for the editor's analysis per keystroke (latency first; the lens says it was cut
 # and `impact-ls tests` searches to MAX_TEST_NODES)
-MAX_TEST_NODES_LIVE = 1_000
+MAX_TEST_NODES_LIVE = 250
 # rank (§3.6)
 LEX_W_ID = 0.5
 LEX_W_STR = 0.3

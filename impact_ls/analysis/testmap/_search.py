@@ -40,8 +40,9 @@ _PROPERTIES = frozenset({"property", "cached_property"})
 _NOT_USES = frozenset({EdgeKind.CONTAINS, EdgeKind.OVERRIDE})
 # how a fixture builds an instance: calls the class, or hands it on (``partial(Cls, …)``)
 _BUILDS = frozenset({EdgeKind.INSTANTIATE, EdgeKind.CLASS_MEMBER})
-# subclasses looked at per reached method (a hierarchy as wide as django's ``Field``)
-_MAX_SUBCLASSES = 256
+# subclasses looked at per reached method: its cost bound in a hierarchy as wide as django's
+# ``Field`` (mixins are combined near the class they serve)
+_MAX_SUBCLASSES = 32
 
 # Methods Python calls without a call expression naming them (operators, protocols, builtins
 # such as ``len``/``str``/``iter``, ``with``, descriptors): the graph sees few of their sites, so
@@ -162,23 +163,17 @@ def _through_subclasses(
     node = graph.node(qid)
     if node is not None and node.kind is not NodeKind.METHOD:
         return
-    classes = families.inheriting(holder.id, name)
-    seen = set(classes)
-    for klass in classes:
+    for klass in families.inheriting(holder.id, name):
         for fixture in families.builders(klass):
             yield fixture, config.TEST_WEIGHT_CALL
-    for klass in classes[1:]:  # a subclass's other bases, and theirs
-        for base in families.bases(klass):
-            if base in seen:
-                continue
-            seen.add(base)
-            virtual = QualName(f"{base}.{name}")
-            if graph.node(virtual) is not None:
-                continue
-            # the sites that call ``self.m()`` there, not the name itself: it holds nothing
-            for edge in graph.dependents_unordered(virtual):
-                if edge.kind in _CALLS:
-                    yield edge.source, config.TEST_WEIGHT_CALL
+    for base in families.cobases(holder.id):
+        virtual = QualName(f"{base}.{name}")
+        if graph.node(virtual) is not None:
+            continue
+        # the sites that call ``self.m()`` there, not the name itself: it holds nothing
+        for edge in graph.dependents_unordered(virtual):
+            if edge.kind in _CALLS:
+                yield edge.source, config.TEST_WEIGHT_CALL
 
 
 class _Families:
@@ -190,6 +185,7 @@ class _Families:
         self._subclasses: dict[QualName, tuple[QualName, ...]] = {}
         self._bases: dict[QualName, tuple[QualName, ...]] = {}
         self._builders: dict[QualName, tuple[QualName, ...]] = {}
+        self._cobases: dict[QualName, tuple[QualName, ...]] = {}
 
     def inheriting(self, klass: QualName, name: str) -> list[QualName]:
         """``klass`` and the classes that inherit ``name`` from it (not those overriding it,
@@ -204,8 +200,30 @@ class _Families:
                     seen.add(sub)
                     if graph.node(QualName(f"{sub}.{name}")) is None:
                         out.append(sub)
+                        if len(out) >= _MAX_SUBCLASSES:
+                            return out
             index += 1
         return out
+
+    def cobases(self, klass: QualName) -> tuple[QualName, ...]:
+        """The other bases (transitively) of ``klass``'s subclasses: the mixins it is combined
+        with, once per class (a virtual ``M.m`` with no callers costs a lookup only)."""
+        found = self._cobases.get(klass)
+        if found is None:
+            family = [klass]
+            index = 0
+            while index < len(family) and len(family) < _MAX_SUBCLASSES:
+                family.extend(s for s in self._direct_subclasses(family[index]) if s not in family)
+                index += 1
+            seen = set(family)
+            out: list[QualName] = []
+            for sub in family[1:_MAX_SUBCLASSES]:
+                for base in self.bases(sub):
+                    if base not in seen:
+                        seen.add(base)
+                        out.append(base)
+            found = self._cobases[klass] = tuple(out)
+        return found
 
     def _direct_subclasses(self, klass: QualName) -> tuple[QualName, ...]:
         found = self._subclasses.get(klass)
