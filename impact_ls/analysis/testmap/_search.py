@@ -211,13 +211,16 @@ class _Families:
         found = self._cobases.get(klass)
         if found is None:
             family = [klass]
+            seen = {klass}
             index = 0
-            while index < len(family) and len(family) < _MAX_SUBCLASSES:
-                family.extend(s for s in self._direct_subclasses(family[index]) if s not in family)
+            while index < len(family) < _MAX_SUBCLASSES:
+                for sub in self._direct_subclasses(family[index]):
+                    if sub not in seen and len(family) < _MAX_SUBCLASSES:
+                        seen.add(sub)
+                        family.append(sub)
                 index += 1
-            seen = set(family)
             out: list[QualName] = []
-            for sub in family[1:_MAX_SUBCLASSES]:
+            for sub in family[1:]:
                 for base in self.bases(sub):
                     if base not in seen:
                         seen.add(base)
