@@ -95,6 +95,37 @@ def _site(graph: CodeGraph, edge: Edge) -> CallSite:
     )
 
 
+def _ambiguous(found: list[Node], *, root: str, asked: str, audit: Audit) -> CallersOutput:
+    """No single definition matched: the candidates, and how to ask again."""
+    candidates = [_symbol(n) for n in found[:MAX_CANDIDATES]]
+    result = CallersResult(
+        target=None,
+        candidates=candidates,
+        resolved=[],
+        name_matched=[],
+        counts={"candidates": len(found)},
+        omitted={"candidates": len(found) - len(candidates)}
+        if len(found) > len(candidates)
+        else {},
+        truncated=len(found) > len(candidates),
+    )
+    if found:
+        nxt = Next(
+            action="clarify",
+            reason=f"{asked!r} names {len(found)} definitions; call again with the id of the "
+            "one you mean",
+            request=Request(tool="callers", arguments={"root": root, "symbol": found[0].id}),
+        )
+    else:
+        nxt = Next(
+            action="outside",
+            reason=f"the graph of {root} holds no definition named {asked!r}",
+        )
+    return CallersOutput(
+        audit=audit.model_copy(update={"truncated": result.truncated}), result=result, next=nxt
+    )
+
+
 def callers_output(
     graph: CodeGraph,
     *,
@@ -109,35 +140,8 @@ def callers_output(
         verified=texts.CALLERS_VERIFIED, heuristic=texts.CALLERS_HEURISTIC, truncated=False
     )
     found = resolve_target(graph, symbol=symbol, file=file, line=line)
-    asked = symbol or f"{file}:{line}"
     if len(found) != 1:
-        candidates = [_symbol(n) for n in found[:MAX_CANDIDATES]]
-        result = CallersResult(
-            target=None,
-            candidates=candidates,
-            resolved=[],
-            name_matched=[],
-            counts={"candidates": len(found)},
-            omitted={"candidates": len(found) - len(candidates)}
-            if len(found) > len(candidates)
-            else {},
-            truncated=len(found) > len(candidates),
-        )
-        if found:
-            nxt = Next(
-                action="clarify",
-                reason=f"{asked!r} names {len(found)} definitions; call again with the id of the "
-                "one you mean",
-                request=Request(tool="callers", arguments={"root": root, "symbol": found[0].id}),
-            )
-        else:
-            nxt = Next(
-                action="outside",
-                reason=f"the graph of {root} holds no definition named {asked!r}",
-            )
-        return CallersOutput(
-            audit=audit.model_copy(update={"truncated": result.truncated}), result=result, next=nxt
-        )
+        return _ambiguous(found, root=root, asked=symbol or f"{file}:{line}", audit=audit)
     target = found[0]
     edges = graph.dependents(target.id, kinds=_CALL_KINDS)
     sites = sorted(

@@ -82,7 +82,14 @@ def build_server(engines: Engines | None = None) -> MCPServer[Any]:
     app: MCPServer[Any] = MCPServer(
         "impact-ls", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
     )
+    _add_blast_radius(app, engines)
+    _add_affected_tests(app, engines)
+    _add_callers(app, engines)
+    _add_explain(app, engines)
+    return app
 
+
+def _add_blast_radius(app: MCPServer[Any], engines: Engines) -> None:
     @app.tool(annotations=_READ_ONLY)
     async def blast_radius(
         *,
@@ -117,6 +124,8 @@ def build_server(engines: Engines | None = None) -> MCPServer[Any]:
 
         return await _off_loop(ctx, work)
 
+
+def _add_affected_tests(app: MCPServer[Any], engines: Engines) -> None:
     @app.tool(annotations=_READ_ONLY)
     async def affected_tests(
         *,
@@ -148,6 +157,8 @@ def build_server(engines: Engines | None = None) -> MCPServer[Any]:
 
         return await _off_loop(ctx, work)
 
+
+def _add_callers(app: MCPServer[Any], engines: Engines) -> None:
     @app.tool(annotations=_READ_ONLY)
     async def callers(
         *,
@@ -185,6 +196,8 @@ def build_server(engines: Engines | None = None) -> MCPServer[Any]:
 
         return await _off_loop(ctx, work)
 
+
+def _add_explain(app: MCPServer[Any], engines: Engines) -> None:
     @app.tool(annotations=_READ_ONLY)
     async def explain(
         *,
@@ -208,8 +221,6 @@ def build_server(engines: Engines | None = None) -> MCPServer[Any]:
                     )
 
         return await _off_loop(ctx, work)
-
-    return app
 
 
 def run_stdio() -> None:

@@ -71,11 +71,26 @@ class _Recorder:
         self.reads.add(("n", name))
         return sorted(self._builder._callables.get(name, ()))
 
+    def defines_callable(self, name: str) -> bool:
+        self.reads.add(("n", name))  # the same read as the list: answers change together
+        return bool(self._builder._callables.get(name))
+
+    def classes_based_on(self, name: str) -> list[tuple[FileInfo, str]]:
+        self.reads.add(("b", name))
+        builder = self._builder
+        return [
+            (builder._infos[file], local) for file, local in sorted(builder._based.get(name, ()))
+        ]
+
 
 class GraphBuilder:
     """Builds and incrementally patches the code graph from per-file facts (pure, in memory)."""
 
     def __init__(self, *, confirmer: Confirmer | None = None) -> None:
+        self._reset(confirmer)
+
+    def _reset(self, confirmer: Confirmer | None) -> None:
+        """Forget every file: an empty graph and empty indexes, as a cold ``load`` starts."""
         self._graph = CodeGraph(confirmer=confirmer)
         self._facts: dict[str, FileFacts] = {}
         self._infos: dict[str, FileInfo] = {}
@@ -83,6 +98,8 @@ class GraphBuilder:
         self._module_file: dict[str, str] = {}
         self._prefixes: dict[str, int] = defaultdict(int)
         self._callables: dict[str, set[QualName]] = defaultdict(set)
+        # classes by the last name of each of their bases: the candidates for "subclasses of X"
+        self._based: dict[str, set[tuple[str, str]]] = defaultdict(set)
         self._reads: dict[str, frozenset[_Key]] = {}
         self._readers: dict[_Key, set[str]] = defaultdict(set)
         self._roots: tuple[str, ...] = ("",)
@@ -91,8 +108,6 @@ class GraphBuilder:
         self._reused = 0
         # what ``take_resolutions`` encodes: the last load's fingerprints and fresh files
         self._fresh: tuple[_Fingerprints, list[tuple[str, list[Edge]]]] | None = None
-
-    # ------------------------------------------------------------------ reading
 
     @property
     def graph(self) -> CodeGraph:
@@ -146,8 +161,6 @@ class GraphBuilder:
         """The source roots the builder's ``update`` computes module names under."""
         return self._roots
 
-    # ------------------------------------------------------------------ bulk
-
     def load(
         self,
         facts: Iterable[FileFacts],
@@ -170,8 +183,7 @@ class GraphBuilder:
         facts: Iterable[FileFacts],
         cached: Iterable[tuple[str, CachedResolution]] | None = None,
     ) -> None:
-        confirmer = self._graph.confirmer
-        self.__init__(confirmer=confirmer)  # type: ignore[misc]
+        self._reset(self._graph.confirmer)  # a new, empty graph keeps the old one's confirmer
         for f in facts:
             self._facts[f.file] = f
         self._roots = source_roots(self._facts)
@@ -224,8 +236,6 @@ class GraphBuilder:
         self._remember_reads(file, frozenset([keys.setdefault(key, key) for key in reads]))
         return True
 
-    # ------------------------------------------------------------------ incremental
-
     def update(self, file: str, text: str) -> None:
         """Extract ``file`` from ``text`` and patch the graph (module named from known files)."""
         roots = self._roots
@@ -277,8 +287,6 @@ class GraphBuilder:
             self._forget_reads(file)
             self._reresolve(keys, also=())
 
-    # ------------------------------------------------------------------ internals
-
     def _reroot(self, roots: tuple[str, ...], *, changed: dict[str, str]) -> None:
         """Source roots moved (a first ``src/`` file): every module name may change — reload."""
         logger.debug("source roots changed to %s; reloading", roots)
@@ -311,6 +319,8 @@ class GraphBuilder:
         for local, d in info.defs.items():
             if d.kind in _CALLABLE:
                 self._callables[d.name].add(info.qual(local))
+            for base in d.bases:
+                self._based[base[-1]].add((file, local))
         return keys
 
     def _unindex(self, facts: FileFacts) -> set[_Key]:
@@ -339,6 +349,12 @@ class GraphBuilder:
                     names.discard(info.qual(local))
                     if not names:
                         del self._callables[d.name]
+            for base in d.bases:
+                based = self._based.get(base[-1])
+                if based is not None:
+                    based.discard((file, local))
+                    if not based:
+                        del self._based[base[-1]]
         return keys
 
     @staticmethod
@@ -347,6 +363,7 @@ class GraphBuilder:
         for d in info.defs.values():
             if d.kind in _CALLABLE:
                 keys.add(("n", d.name))
+            keys.update(("b", base[-1]) for base in d.bases)
         return keys
 
     def _reresolve(self, keys: set[_Key], *, also: tuple[str, ...]) -> None:
@@ -421,6 +438,9 @@ class _Fingerprints:
             return f"f {name} {self._file(name) if name in builder._infos else ''}"
         if kind == "n":
             return f"n {name} {sorted(builder._callables.get(name, ()))!r}"
+        if kind == "b":
+            based = sorted(builder._based.get(name, ()))
+            return f"b {name} " + " ".join(f"{f}:{local}:{self._file(f)}" for f, local in based)
         return f"? {kind} {name} {os.urandom(8).hex()}"  # an unknown kind of read: never a hit
 
     def _file(self, file: str) -> str:

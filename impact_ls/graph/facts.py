@@ -1,35 +1,36 @@
-"""Everything one Python file yields to the code graph, as frozen values plus a JSON codec.
+"""Everything one Python file yields to the code graph, as frozen values plus a binary codec.
 
-``extract.py`` turns a file's text into a ``FileFacts``; ``resolve.py`` turns the facts of all
-files into nodes and edges. Facts never depend on other files, so they can be cached by content
-hash (``graph/store.py`` stores ``facts_to_json``) and re-extracted one file at a time.
+``extract/`` turns a file's text into a ``FileFacts``; ``resolve/`` turns the facts of all files
+into nodes and edges. Facts never depend on other files, so they can be cached by content
+hash (``graph/store.py`` stores ``facts_to_bytes``) and re-extracted one file at a time.
 
 Qualnames inside facts are module-relative (``Class.method``; ``""`` is the module itself), so a
 file moved under another source root keeps its facts and only changes ``module``.
 
 Expressions are kept as dotted chains (``Chain``): ``self.svc.login`` is ``("self", "svc",
 "login")``; ``"()"`` marks a call result (``Cls().run`` is ``("Cls", "()", "run")``), ``"super()"``
-is a ``super()`` call and ``"?"`` an expression that is not a plain chain (``x[0].run``).
+is a ``super()`` call, ``"[]"`` an element (``fns[0]()`` is ``("fns", "[]")``) and ``"?"`` an
+expression that is not a plain chain (``(a or b).run``).
 
-Bump ``EXTRACTOR_VERSION`` whenever extraction or the JSON layout changes: cached facts carry it
+Bump ``EXTRACTOR_VERSION`` whenever extraction or the fact layout changes: cached facts carry it
 and a mismatch is a cache miss.
 """
 
 from __future__ import annotations
 
 import gc
-import json
 import logging
 import marshal
 import struct
 import sys
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import MISSING, dataclass, fields, is_dataclass
+from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import Any
 
+from impact_ls.graph.fastinit import fast_init
 from impact_ls.model import ArgShape, DynamicKind, NodeKind, Param, ParamKind, Span
 
 if sys.version_info >= (3, 11):
@@ -39,13 +40,15 @@ else:  # pragma: no cover - exercised only on 3.10
 
 logger = logging.getLogger(__name__)
 
-EXTRACTOR_VERSION = "5"
+EXTRACTOR_VERSION = "6"
 
 Chain = tuple[str, ...]
 
 UNKNOWN = "?"
 CALL = "()"
 SUPER = "super()"
+DECORATED = "@"  # the key under which a decorator's call passes the decorated definition
+ITEM = "[]"  # an element of a container: ``fns[0]`` is ``("fns", "[]")``
 
 _FROZEN: dict[str, bool] = {"frozen": True, "slots": True, "kw_only": True}
 
@@ -110,6 +113,7 @@ class DefFact:
     test_id: str | None = None
     fixture: FixtureInfo | None = None
     requests: tuple[Request, ...] = ()
+    decorated_by: Chain = ()  # the outermost decorator, ``()``-ended when it is a factory call
 
     @property
     def name(self) -> str:
@@ -124,13 +128,20 @@ class DefFact:
 
 @dataclass(**_FROZEN)
 class CallFact:
-    """A call site: the callee chain, the argument shape and the enclosing scope."""
+    """A call site: the callee chain, the argument shape and the enclosing scope.
+
+    ``values`` are the arguments that are chains (``run(job, on_done=self.finish)`` →
+    ``(("0", ("job",)), ("on_done", ("self", "finish")))``), keyed by position or keyword: what
+    flows into the callee's parameters, and the functions handed to a library. A decorator's call
+    passes the decorated definition under the key ``"@"``.
+    """
 
     scope: str
     callee: Chain
     span: Span
     args: ArgShape
     head_local: bool = False
+    values: tuple[tuple[str, Chain], ...] = ()
 
 
 @dataclass(**_FROZEN)
@@ -252,377 +263,267 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-# --------------------------------------------------------------------------- JSON codec
-#
-# Dataclasses are written as positional lists (field order) to keep the cache small and the codec
-# fast; the version stamp guards the layout. Decoders are compiled once per type.
-
-_Decoder = Callable[[Any], Any]
-_DECODERS: dict[Any, _Decoder] = {}
-
-
-_Encoder = Callable[[Any], Any]
-_ENCODERS: dict[Any, _Encoder] = {}
-_PLAIN = (str, int, bool, type(None))
-
-
-def _encoder_for(tp: Any) -> _Encoder | None:
-    """A compiled encoder for values of type ``tp``; ``None`` when json can take them as-is."""
-    if tp in _ENCODERS:
-        return _ENCODERS[tp]
-    enc = _build_encoder(tp)
-    _ENCODERS[tp] = enc  # type: ignore[assignment]
-    return enc
-
-
-def _build_encoder(tp: Any) -> _Encoder | None:
-    if tp is Span:
-        return attrgetter("line", "col", "end_line", "end_col")
-    if isinstance(tp, type) and is_dataclass(tp):
-        hints = get_type_hints(tp, vars(sys.modules[tp.__module__]))
-        names = [f.name for f in fields(tp)]
-        encs = [_encoder_for(hints[n]) for n in names]
-        getter = attrgetter(*names)
-        if all(e is None for e in encs):
-            return getter  # a tuple of plain values (StrEnums are strs to json)
-        pairs = list(enumerate(encs))
-
-        def enc_dc(value: Any) -> Any:
-            row = list(getter(value))
-            for i, e in pairs:
-                if e is not None and row[i] is not None:
-                    row[i] = e(row[i])
-            return row
-
-        return enc_dc
-    origin = get_origin(tp)
-    if origin is tuple:
-        item = _encoder_for(get_args(tp)[0])
-        if item is None:
-            return None
-        return lambda value: [item(v) for v in value]
-    if origin is Union or type(tp).__name__ == "UnionType":
-        inner = [a for a in get_args(tp) if a is not type(None)]
-        return _encoder_for(inner[0])
-    if tp in _PLAIN or (isinstance(tp, type) and issubclass(tp, StrEnum)):
-        return None
-    raise TypeError(f"no JSON encoder for {tp!r}")
-
-
-def facts_to_json(facts: FileFacts) -> str:
-    """Serialize ``facts`` to compact JSON, stamped with ``EXTRACTOR_VERSION``."""
-    encoder = _encoder_for(FileFacts)
-    assert encoder is not None
-    with gc_paused():
-        return json.dumps({"v": EXTRACTOR_VERSION, "f": encoder(facts)}, separators=(",", ":"))
-
-
-def _decoder_for(tp: Any) -> _Decoder:
-    cached = _DECODERS.get(tp)
-    if cached is not None:
-        return cached
-    dec = _generate_decoder(tp)
-    _DECODERS[tp] = dec
-    return dec
-
-
-class _CorruptError(ValueError):
-    """A value of the wrong shape or type inside otherwise valid JSON."""
-
-
-def _bad(what: str) -> Any:
-    raise _CorruptError(f"corrupt facts: bad {what}")
-
-
-_STR_ONLY = {str}
-# json.loads makes a new str per occurrence; facts repeat the same names and scopes endlessly
-_intern = sys.intern
-_INT_ONLY = {int}
-
-
-def _str_tuple(value: Any) -> tuple[str, ...]:
-    if type(value) is not list:
-        _bad("string list")
-    if value and set(map(type, value)) != _STR_ONLY:
-        _bad("string list")
-    return tuple(map(_intern, value))
-
-
-def _list(value: Any) -> list[Any]:
-    if type(value) is not list:
-        _bad("list")
-    return value  # type: ignore[no-any-return]
-
-
-def _decode_span(value: Any) -> Span:
-    if type(value) is not list or len(value) != 4 or set(map(type, value)) != _INT_ONLY:
-        _bad("span")
-    return Span(line=value[0], col=value[1], end_line=value[2], end_col=value[3])
-
-
-def _field_expr(tp: Any, src: str, env: dict[str, Any]) -> str:
-    """A Python expression decoding ``src`` (an expression) as a value of type ``tp``."""
-    if tp is str:
-        return f"(_intern(x) if type(x := {src}) is str else _bad('str'))"
-    if tp is int:
-        return f"(x if type(x := {src}) is int else _bad('int'))"
-    if tp is bool:
-        return f"(x if type(x := {src}) is bool else _bad('bool'))"
-    if tp is Span:
-        return f"_decode_span({src})"
-    if isinstance(tp, type) and issubclass(tp, StrEnum):
-        name = f"_enum_{tp.__name__}"
-        env[name] = {m.value: m for m in tp}
-        return f"{name}[{src}]"
-    if isinstance(tp, type) and is_dataclass(tp):
-        name = f"_dec_{tp.__name__}"
-        env[name] = _decoder_for(tp)
-        return f"{name}({src})"
-    origin = get_origin(tp)
-    if origin is tuple:
-        item = get_args(tp)[0]
-        if item is str:
-            return f"_str_tuple({src})"
-        inner = _field_expr(item, "e", env)
-        return f"tuple([{inner} for e in _list({src})])"
-    if origin is Union or type(tp).__name__ == "UnionType":
-        inner_tp = next(a for a in get_args(tp) if a is not type(None))
-        inner = _field_expr(inner_tp, "y", env)
-        return f"(None if (y := {src}) is None else {inner})"
-    raise TypeError(f"no JSON decoder for {tp!r}")
-
-
-def _generate_decoder(tp: Any) -> _Decoder:
-    """Compile a straight-line decoder for dataclass ``tp`` (a JSON list in field order)."""
-    hints = get_type_hints(tp, vars(sys.modules[tp.__module__]))
-    names = [f.name for f in fields(tp)]
-    env: dict[str, Any] = {
-        "_bad": _bad,
-        "_str_tuple": _str_tuple,
-        "_list": _list,
-        "_intern": _intern,
-        "_decode_span": _decode_span,
-        "_cls": tp,
-    }
-    args = ", ".join(f"{n}={_field_expr(hints[n], f'v[{i}]', env)}" for i, n in enumerate(names))
-    code = (
-        "def decode(v):\n"
-        f"    if type(v) is not list or len(v) != {len(names)}:\n"
-        f"        _bad({tp.__name__!r})\n"
-        f"    return _cls({args})\n"
-    )
-    # the code is generated above from our own dataclasses, never from input
-    exec(compile(code, f"<facts decoder {tp.__name__}>", "exec"), env)
-    decode: _Decoder = env["decode"]
-    if tp is ArgShape:
-        decode = _shared(decode)  # a few hundred shapes cover most call sites
-    return decode
-
-
-def _shared(decode: _Decoder) -> _Decoder:
-    """Reuse equal decoded values (frozen, so sharing is safe), keyed by their JSON form."""
-    seen: dict[str, Any] = {}
-
-    def shared(v: Any) -> Any:
-        key = repr(v)
-        found = seen.get(key)
-        if found is None:
-            found = decode(v)
-            if len(seen) < 4096:
-                seen[key] = found
-        return found
-
-    return shared
-
-
-def facts_from_json(text: str) -> FileFacts:
-    """Parse what ``facts_to_json`` wrote; raise ``ValueError`` on corrupt or stale input."""
-    with gc_paused():
-        try:
-            data = json.loads(text)
-        except (json.JSONDecodeError, TypeError) as exc:
-            raise ValueError(f"facts are not JSON: {exc}") from exc
-        if not isinstance(data, dict) or data.get("v") != EXTRACTOR_VERSION:
-            raise ValueError("facts were written by another extractor version")
-        try:
-            facts = _decoder_for(FileFacts)(data.get("f"))
-        except _CorruptError:
-            raise
-        except (TypeError, KeyError, IndexError, AttributeError, RecursionError) as exc:
-            raise ValueError(f"corrupt facts: {exc!r}") from exc
-    return facts  # type: ignore[no-any-return]
-
-
-_T = TypeVar("_T")
-_FAST_INITS: dict[type, Callable[..., Any]] = {}
-
-
-def fast_init(cls: type[_T]) -> Callable[..., _T]:
-    """A keyword constructor for frozen slots dataclass ``cls`` that skips its ``__init__``.
-
-    The generated ``__init__`` of a frozen dataclass sets each field through
-    ``object.__setattr__``; building the object with ``object.__new__`` and the slot setters is
-    about twice as fast, which matters for the hundreds of thousands of spans, facts and edges
-    a large project makes. Only for dataclasses without ``__post_init__`` or default factories.
-    """
-    found = _FAST_INITS.get(cls)
-    if found is not None:
-        return found
-    if hasattr(cls, "__post_init__"):
-        raise TypeError(f"{cls.__name__} has __post_init__")
-    env: dict[str, Any] = {"_cls": cls, "_new": object.__new__}
-    params: list[str] = []
-    body: list[str] = []
-    for f in fields(cls):  # type: ignore[arg-type]
-        if f.default_factory is not MISSING:
-            raise TypeError(f"{cls.__name__}.{f.name} has a default factory")
-        if f.default is MISSING:
-            params.append(f.name)
-        else:
-            env[f"_default_{f.name}"] = f.default
-            params.append(f"{f.name}=_default_{f.name}")
-        env[f"_set_{f.name}"] = getattr(cls, f.name).__set__
-        body.append(f"    _set_{f.name}(o, {f.name})")
-    code = "\n".join(
-        [f"def make(*, {', '.join(params)}):", "    o = _new(_cls)", *body, "    return o", ""]
-    )
-    # generated from our own dataclass definitions, never from input
-    exec(compile(code, f"<fast init {cls.__name__}>", "exec"), env)
-    make: Callable[..., _T] = env["make"]
-    _FAST_INITS[cls] = make
-    return make
-
-
-# --------------------------------------------------------------------------- binary codec
-#
-# What the cache stores and workers send: nested positional tuples (enums as their index) dumped
-# with ``marshal``, behind a magic, the version stamp and a CRC of the payload. The CRC catches a
-# damaged row, so the decoder need not type-check every field (that check made the JSON decoder
-# several times slower); objects are made with ``object.__new__`` and the slot setters, skipping
-# the frozen dataclasses' ``__init__`` (half of the decoding cost).
+# The binary codec: what the cache stores and extraction workers send. Each value is a nested
+# tuple of plain values in field order (an enum as its index, a span as four ints), dumped with
+# ``marshal`` behind a magic, the version stamp and a CRC of the payload. The CRC catches a
+# damaged row, so decoding need not type-check every field (a checking decoder was several
+# times slower). The layout is written out per type below; ``test_facts.py`` round-trips a value
+# of every type with every field set, so a field missing here fails there.
 
 _MAGIC = b"IMPF"
 _HEADER = struct.Struct("<4sI")
 _BIN_STAMP = f"{EXTRACTOR_VERSION}/{sys.version_info[0]}.{sys.version_info[1]}"
 _MARSHAL_VERSION = 4
-_BIN_ENCODERS: dict[Any, Callable[[Any], Any]] = {}
-_BIN_DECODERS: dict[Any, Callable[[Any], Any]] = {}
-# ArgShape and Param values repeat endlessly; decoded ones are shared (they are frozen)
+
+_span_row = attrgetter("line", "col", "end_line", "end_col")
+_PARAM_KINDS = tuple(ParamKind)
+_NODE_KINDS = tuple(NodeKind)
+_ACCESS_KINDS = tuple(AccessKind)
+_DYNAMIC_KINDS = tuple(DynamicKind)
+_PARAM_KIND_INDEX = {kind: i for i, kind in enumerate(_PARAM_KINDS)}
+_NODE_KIND_INDEX = {kind: i for i, kind in enumerate(_NODE_KINDS)}
+_ACCESS_KIND_INDEX = {kind: i for i, kind in enumerate(_ACCESS_KINDS)}
+_DYNAMIC_KIND_INDEX = {kind: i for i, kind in enumerate(_DYNAMIC_KINDS)}
+
+_new_span = fast_init(Span)
+_new_param = fast_init(Param)
+_new_shape = fast_init(ArgShape)
+_new_fixture = fast_init(FixtureInfo)
+_new_request = fast_init(Request)
+_new_hint = fast_init(TypeHint)
+_new_def = fast_init(DefFact)
+_new_call = fast_init(CallFact)
+_new_access = fast_init(AccessFact)
+_new_type_ref = fast_init(TypeRefFact)
+_new_import = fast_init(ImportFact)
+_new_assign = fast_init(AssignFact)
+_new_dynamic = fast_init(DynamicFact)
+_new_file = fast_init(FileFacts)
+
+# argument shapes and parameters repeat endlessly: decoded ones are shared (they are frozen)
 _SHARED_MAX = 8192
+_shapes: dict[tuple[Any, ...], ArgShape] = {}
+_params: dict[tuple[Any, ...], Param] = {}
 
 
-def _bin_expr(tp: Any, src: str, env: dict[str, Any], *, decode: bool, depth: int = 0) -> str:
-    """A Python expression encoding (or decoding) ``src`` as a value of type ``tp``."""
-    tp = getattr(tp, "__supertype__", tp)  # a NewType (``QualName``) is stored as its base
-    if tp in _PLAIN:
-        return src
-    if tp is Span:
-        if decode:
-            env["_dec_span"] = _dec_span
-            return f"_dec_span({src})"
-        env["_enc_span"] = attrgetter("line", "col", "end_line", "end_col")
-        return f"_enc_span({src})"
-    if isinstance(tp, type) and issubclass(tp, StrEnum):
-        members = list(tp)
-        if decode:
-            env[f"_members_{tp.__name__}"] = members
-            return f"_members_{tp.__name__}[{src}]"
-        env[f"_index_{tp.__name__}"] = {m: i for i, m in enumerate(members)}
-        return f"_index_{tp.__name__}[{src}]"
-    if isinstance(tp, type) and is_dataclass(tp):
-        name = f"_{'dec' if decode else 'enc'}_{tp.__name__}"
-        env[name] = _bin_codec(tp, decode=decode)
-        return f"{name}({src})"
-    origin = get_origin(tp)
-    if origin is tuple:
-        args = get_args(tp)
-        item = args[0]
-        inner = _bin_expr(item, "e", env, decode=decode, depth=depth + 1)
-        if inner == "e":
-            return src  # a tuple of plain values (or of chains) is stored as it is
-        if inner.endswith("(e)") and inner[:-3].isidentifier():
-            return f"tuple(map({inner[:-3]}, {src}))"
-        return f"tuple([{inner} for e in {src}])"
-    if origin is Union or type(tp).__name__ == "UnionType":
-        inner_tp = next(a for a in get_args(tp) if a is not type(None))
-        var = f"_y{depth}"
-        inner = _bin_expr(inner_tp, var, env, decode=decode, depth=depth + 1)
-        if inner == var:
-            return src
-        return f"(None if ({var} := {src}) is None else {inner})"
-    raise TypeError(f"no binary codec for {tp!r}")
+def _encode_shape(shape: ArgShape) -> tuple[Any, ...]:
+    return (shape.positional, shape.keywords, shape.star, shape.double_star)
 
 
-def _bin_codec(tp: Any, *, decode: bool) -> Callable[[Any], Any]:
-    table = _BIN_DECODERS if decode else _BIN_ENCODERS
-    found = table.get(tp)
-    if found is not None:
-        return found
-    hints = get_type_hints(tp, vars(sys.modules[tp.__module__]))
-    names = [f.name for f in fields(tp)]
-    env: dict[str, Any] = {"_cls": tp, "_new": object.__new__}
-    if decode:
-        lines = ["def codec(v):", f"    {', '.join(f'v{i}' for i in range(len(names)))}, = v"]
-        lines.append("    o = _new(_cls)")
-        for i, n in enumerate(names):
-            env[f"_set_{n}"] = getattr(tp, n).__set__
-            lines.append(f"    _set_{n}(o, {_bin_expr(hints[n], f'v{i}', env, decode=True)})")
-        lines.append("    return o")
-    else:
-        parts = [_bin_expr(hints[n], f"o.{n}", env, decode=False) for n in names]
-        lines = ["def codec(o):", f"    return ({', '.join(parts)},)"]
-    # the code is generated from our own dataclasses, never from input
-    exec(compile("\n".join(lines) + "\n", f"<facts codec {tp.__name__}>", "exec"), env)
-    codec: Callable[[Any], Any] = env["codec"]
-    if decode and tp in (ArgShape, Param):
-        codec = _shared_by_value(codec)
-    table[tp] = codec
-    return codec
+def _decode_shape(row: tuple[Any, ...]) -> ArgShape:
+    shape = _shapes.get(row)
+    if shape is None:
+        shape = _new_shape(*row)
+        if len(_shapes) < _SHARED_MAX:
+            _shapes[row] = shape
+    return shape
 
 
-def bin_codec(tp: Any, *, decode: bool) -> Callable[[Any], Any]:
-    """The positional-tuple encoder (or decoder) of frozen slots dataclass ``tp``, for marshal.
-
-    Used for the facts themselves and for other cached records (``resolved.py``'s edges).
-    """
-    return _bin_codec(tp, decode=decode)
-
-
-def _shared_by_value(decode: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """Reuse equal decoded values, keyed by their (hashable) encoded tuple."""
-    seen: dict[Any, Any] = {}
-
-    def shared(v: Any) -> Any:
-        found = seen.get(v)
-        if found is None:
-            found = decode(v)
-            if len(seen) < _SHARED_MAX:
-                seen[v] = found
-        return found
-
-    return shared
+def _decode_param(row: tuple[Any, ...]) -> Param:
+    param = _params.get(row)
+    if param is None:
+        name, kind, has_default = row
+        param = _new_param(name, _PARAM_KINDS[kind], has_default)
+        if len(_params) < _SHARED_MAX:
+            _params[row] = param
+    return param
 
 
-_span_new = object.__new__
-_span_set = tuple(getattr(Span, n).__set__ for n in ("line", "col", "end_line", "end_col"))
+def _encode_def(d: DefFact) -> tuple[Any, ...]:
+    fixture = d.fixture
+    return (
+        d.qualname,
+        _NODE_KIND_INDEX[d.kind],
+        _span_row(d.span),
+        _span_row(d.name_span),
+        d.in_class,
+        d.is_async,
+        d.signature,
+        d.doc,
+        tuple([(p.name, _PARAM_KIND_INDEX[p.kind], p.has_default) for p in d.params]),
+        tuple([(h.name, h.chain) for h in d.param_types]),
+        d.returns,
+        d.returns_value,
+        d.decorators,
+        d.bases,
+        tuple(map(_span_row, d.base_spans)),
+        d.attributes,
+        d.strings,
+        d.test_id,
+        None if fixture is None else (fixture.name, fixture.autouse),
+        tuple([(r.name, _span_row(r.span)) for r in d.requests]),
+        d.decorated_by,
+    )
 
 
-def _dec_span(v: Any, _new: Any = _span_new, _s: Any = _span_set) -> Span:
-    line, col, end_line, end_col = v
-    span = _new(Span)
-    _s[0](span, line)
-    _s[1](span, col)
-    _s[2](span, end_line)
-    _s[3](span, end_col)
-    return span  # type: ignore[no-any-return]
+def _decode_def(row: tuple[Any, ...]) -> DefFact:
+    (
+        qualname,
+        kind,
+        span,
+        name_span,
+        in_class,
+        is_async,
+        signature,
+        doc,
+        params,
+        param_types,
+        returns,
+        returns_value,
+        decorators,
+        bases,
+        base_spans,
+        attributes,
+        strings,
+        test_id,
+        fixture,
+        requests,
+        decorated_by,
+    ) = row
+    return _new_def(
+        qualname,
+        _NODE_KINDS[kind],
+        _new_span(*span),
+        _new_span(*name_span),
+        in_class,
+        is_async,
+        signature,
+        doc,
+        tuple(map(_decode_param, params)),
+        tuple([_new_hint(name, chain) for name, chain in param_types]),
+        returns,
+        returns_value,
+        decorators,
+        bases,
+        tuple([_new_span(*s) for s in base_spans]),
+        attributes,
+        strings,
+        test_id,
+        None if fixture is None else _new_fixture(*fixture),
+        tuple([_new_request(name, _new_span(*s)) for name, s in requests]),
+        decorated_by,
+    )
+
+
+def _encode_file(f: FileFacts) -> tuple[Any, ...]:
+    return (
+        f.file,
+        f.module,
+        f.is_package,
+        f.line_count,
+        f.doc,
+        tuple(map(_encode_def, f.definitions)),
+        tuple(
+            [
+                (
+                    c.scope,
+                    c.callee,
+                    _span_row(c.span),
+                    _encode_shape(c.args),
+                    c.head_local,
+                    c.values,
+                )
+                for c in f.calls
+            ]
+        ),
+        tuple(
+            [
+                (a.scope, a.chain, _ACCESS_KIND_INDEX[a.access], _span_row(a.span), a.head_local)
+                for a in f.accesses
+            ]
+        ),
+        tuple([(t.scope, t.chain, _span_row(t.span)) for t in f.type_refs]),
+        tuple(
+            [
+                (i.scope, i.module, i.level, i.name, i.asname, _span_row(i.span), i.type_checking)
+                for i in f.imports
+            ]
+        ),
+        tuple(
+            [
+                (a.scope, a.target, a.value, _span_row(a.span), a.annotated, a.alias)
+                for a in f.assigns
+            ]
+        ),
+        f.constants,
+        f.all_names,
+        tuple(
+            [(d.scope, d.name, _DYNAMIC_KIND_INDEX[d.kind], _span_row(d.span)) for d in f.dynamic]
+        ),
+        f.strings,
+        f.parse_error,
+    )
+
+
+def _decode_file(row: tuple[Any, ...]) -> FileFacts:
+    (
+        file,
+        module,
+        is_package,
+        line_count,
+        doc,
+        definitions,
+        calls,
+        accesses,
+        type_refs,
+        imports,
+        assigns,
+        constants,
+        all_names,
+        dynamic,
+        strings,
+        parse_error,
+    ) = row
+    span = _new_span
+    return _new_file(
+        file,
+        module,
+        is_package,
+        line_count,
+        doc,
+        tuple(map(_decode_def, definitions)),
+        tuple(
+            [
+                _new_call(scope, callee, span(*s), _decode_shape(args), head_local, values)
+                for scope, callee, s, args, head_local, values in calls
+            ]
+        ),
+        tuple(
+            [
+                _new_access(scope, chain, _ACCESS_KINDS[access], span(*s), head_local)
+                for scope, chain, access, s, head_local in accesses
+            ]
+        ),
+        tuple([_new_type_ref(scope, chain, span(*s)) for scope, chain, s in type_refs]),
+        tuple(
+            [
+                _new_import(scope, module_name, level, name, asname, span(*s), type_checking)
+                for scope, module_name, level, name, asname, s, type_checking in imports
+            ]
+        ),
+        tuple(
+            [
+                _new_assign(scope, target, value, span(*s), annotated, alias)
+                for scope, target, value, s, annotated, alias in assigns
+            ]
+        ),
+        constants,
+        all_names,
+        tuple(
+            [
+                _new_dynamic(scope, name, _DYNAMIC_KINDS[kind], span(*s))
+                for scope, name, kind, s in dynamic
+            ]
+        ),
+        strings,
+        parse_error,
+    )
 
 
 def facts_to_bytes(facts: FileFacts) -> bytes:
     """Serialize ``facts`` compactly for the cache, stamped with ``EXTRACTOR_VERSION``."""
     with gc_paused():
-        payload = marshal.dumps(
-            (_BIN_STAMP, _bin_codec(FileFacts, decode=False)(facts)), _MARSHAL_VERSION
-        )
+        payload = marshal.dumps((_BIN_STAMP, _encode_file(facts)), _MARSHAL_VERSION)
     return _HEADER.pack(_MAGIC, zlib.crc32(payload)) + payload
 
 
@@ -642,22 +543,16 @@ def facts_from_bytes(data: bytes) -> FileFacts:
         if stamp != _BIN_STAMP:
             raise ValueError("facts were written by another extractor version")
         try:
-            facts = _bin_codec(FileFacts, decode=True)(body)
+            return _decode_file(body)
         except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
             raise ValueError(f"corrupt facts: {exc!r}") from exc
-    return facts  # type: ignore[no-any-return]
-
-
-def facts_from_cache(data: str | bytes) -> FileFacts:
-    """Decode a cached row: the binary record, or the JSON an older writer (or a test) left."""
-    if isinstance(data, str):
-        return facts_from_json(data)
-    return facts_from_bytes(data)
 
 
 __all__ = [
     "CALL",
+    "DECORATED",
     "EXTRACTOR_VERSION",
+    "ITEM",
     "SUPER",
     "UNKNOWN",
     "AccessFact",
@@ -676,12 +571,7 @@ __all__ = [
     "Request",
     "TypeHint",
     "TypeRefFact",
-    "bin_codec",
     "facts_from_bytes",
-    "facts_from_cache",
-    "facts_from_json",
     "facts_to_bytes",
-    "facts_to_json",
-    "fast_init",
     "gc_paused",
 ]

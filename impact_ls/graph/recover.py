@@ -119,9 +119,6 @@ def _blank(lines: list[str], lineno: int) -> None:
         lines[i] = ""
 
 
-# --------------------------------------------------------------------------- parso
-
-
 def _parso_defs(text: str, file: str, facts: FileFacts) -> list[DefFact]:
     import parso
 

@@ -9,7 +9,8 @@ the same reads in the same order as long as every answer is the same, so an equa
 means equal edges (a different first answer is itself one of the keys).
 
 Rows are stamped with ``RESOLVED_STAMP``: the extractor version, the Python version and a hash
-of the resolver's own source, so any change to the code that makes edges drops every row.
+of the source of every module that makes edges (``stamped_sources``), so any change to that code
+drops every row.
 """
 
 from __future__ import annotations
@@ -20,28 +21,39 @@ import marshal
 import sys
 import zlib
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
-from impact_ls.graph.facts import EXTRACTOR_VERSION, bin_codec, gc_paused
+from impact_ls.graph.facts import EXTRACTOR_VERSION, gc_paused
+from impact_ls.graph.fastinit import fast_init
 from impact_ls.model import ArgShape, Edge, EdgeKind, Span
 
 logger = logging.getLogger(__name__)
 
 _Key = tuple[str, str]
 _MARSHAL_VERSION = 4
-# the modules whose code decides what edges a file gets (and how they are fingerprinted)
-_CODE = ("resolve.py", "builder.py", "resolved.py", "facts.py", "../model.py")
+_HERE = Path(__file__).parent
+
+
+def stamped_sources() -> list[Path]:
+    """The source files whose code decides what edges a file gets and how reads are fingerprinted.
+
+    The whole resolver package, what it imports from ``graph/`` and ``model.py``, the builder
+    (it fingerprints the reads) and this module (it encodes the rows).
+    """
+    package = sorted((_HERE / "resolve").glob("*.py"))
+    named = [_HERE / name for name in ("facts.py", "fastinit.py", "builder.py", "resolved.py")]
+    return [*package, *named, _HERE.parent / "model.py"]
 
 
 def _code_stamp() -> str:
     digest = hashlib.blake2b(digest_size=8)
-    here = Path(__file__).parent
-    for name in _CODE:
+    for path in stamped_sources():
         try:
-            digest.update((here / name).read_bytes())
+            digest.update(path.read_bytes())
         except OSError:  # a zipped install: fall back to the version alone
-            digest.update(name.encode())
+            digest.update(path.name.encode())
     return digest.hexdigest()
 
 
@@ -69,9 +81,8 @@ def encode_resolution(
     edges: list[Edge],
 ) -> bytes:
     """Serialize one file's resolution for the cache (a CRC guards the whole record)."""
-    encode = bin_codec(Edge, decode=False)
     with gc_paused():
-        blob = marshal.dumps([encode(e) for e in edges], _MARSHAL_VERSION)
+        blob = marshal.dumps(list(map(_edge_row, edges)), _MARSHAL_VERSION)
         keys = marshal.dumps(reads, _MARSHAL_VERSION)
         payload = marshal.dumps(
             (RESOLVED_STAMP, module, is_package, fingerprint, keys, blob), _MARSHAL_VERSION
@@ -106,17 +117,29 @@ def decode_reads(blob: bytes) -> tuple[_Key, ...] | None:
     return reads if isinstance(reads, tuple) else None
 
 
-_object_new = object.__new__
-_EDGE_SETTERS = tuple(
-    getattr(Edge, name).__set__
-    for name in ("source", "target", "kind", "file", "span", "args", "name_matched", "member")
-)
-_SPAN_SETTERS = tuple(
-    getattr(Span, name).__set__ for name in ("line", "col", "end_line", "end_col")
-)
-_KINDS = tuple(EdgeKind)
+_EDGE_KINDS = tuple(EdgeKind)
+_EDGE_KIND_INDEX = {kind: i for i, kind in enumerate(_EDGE_KINDS)}
+_span_row = attrgetter("line", "col", "end_line", "end_col")
+_new_edge = fast_init(Edge)
+_new_span = fast_init(Span)
+_new_shape = fast_init(ArgShape)
 _SHAPES: dict[tuple[int, tuple[str, ...], bool, bool], ArgShape] = {}
 _MAX_SHAPES = 8192
+
+
+def _edge_row(edge: Edge) -> tuple[Any, ...]:
+    """An edge as a tuple of plain values in field order (the kind as its index)."""
+    args = edge.args
+    return (
+        edge.source,
+        edge.target,
+        _EDGE_KIND_INDEX[edge.kind],
+        edge.file,
+        _span_row(edge.span),
+        None if args is None else (args.positional, args.keywords, args.star, args.double_star),
+        edge.name_matched,
+        edge.member,
+    )
 
 
 def decode_edges(blob: bytes) -> list[Edge] | None:
@@ -135,43 +158,20 @@ def decode_edges(blob: bytes) -> list[Edge] | None:
 
 
 def _decode_rows(rows: list[tuple[Any, ...]]) -> list[Edge]:
-    new = _object_new
-    set_source, set_target, set_kind, set_file, set_span, set_args, set_matched, set_member = (
-        _EDGE_SETTERS
-    )
-    set_line, set_col, set_end_line, set_end_col = _SPAN_SETTERS
-    kinds = _KINDS
+    kinds = _EDGE_KINDS
     shapes = _SHAPES
     spans: dict[tuple[int, int, int, int], Span] = {}
     out: list[Edge] = []
     for source, target, kind, file, span_row, args, name_matched, member in rows:
-        edge = new(Edge)
-        set_source(edge, source)
-        set_target(edge, target)
-        set_kind(edge, kinds[kind])
-        set_file(edge, file)
         span = spans.get(span_row)
         if span is None:
-            span = new(Span)
-            line, col, end_line, end_col = span_row
-            set_line(span, line)
-            set_col(span, col)
-            set_end_line(span, end_line)
-            set_end_col(span, end_col)
-            spans[span_row] = span
-        set_span(edge, span)
+            span = spans[span_row] = _new_span(*span_row)
+        shape = None
         if args is not None:
             shape = shapes.get(args)
             if shape is None:
-                positional, keywords, star, double_star = args
-                shape = ArgShape(
-                    positional=positional, keywords=keywords, star=star, double_star=double_star
-                )
+                shape = _new_shape(*args)
                 if len(shapes) < _MAX_SHAPES:
                     shapes[args] = shape
-            args = shape  # noqa: PLW2901 - the decoded value of the row's field
-        set_args(edge, args)
-        set_matched(edge, name_matched)
-        set_member(edge, member)
-        out.append(edge)
+        out.append(_new_edge(source, target, kinds[kind], file, span, shape, name_matched, member))
     return out

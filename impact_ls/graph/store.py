@@ -24,7 +24,7 @@ from pathlib import Path
 
 from impact_ls.cachedir import prepare_cache_dir, user_cache_dir
 from impact_ls.config import CACHE_DIR_NAME
-from impact_ls.graph.facts import EXTRACTOR_VERSION, FileFacts, facts_from_cache, facts_to_bytes
+from impact_ls.graph.facts import EXTRACTOR_VERSION, FileFacts, facts_from_bytes, facts_to_bytes
 from impact_ls.graph.resolved import CachedResolution, decode_resolution
 
 logger = logging.getLogger(__name__)
@@ -72,8 +72,6 @@ class FactStore:
         self.location = location
         self.note = note
 
-    # ------------------------------------------------------------------ opening
-
     @classmethod
     def open(cls, root: Path) -> FactStore:
         """The cache for ``root``: in the project, else the user cache dir, else memory."""
@@ -105,8 +103,6 @@ class FactStore:
             self._broken = True
             with contextlib.suppress(sqlite3.Error):
                 self._conn.close()
-
-    # ------------------------------------------------------------------ reading
 
     def get(self, path: str, sha: str) -> FileFacts | None:
         """The cached facts of ``path`` at content hash ``sha``, or ``None`` (a miss)."""
@@ -200,8 +196,6 @@ class FactStore:
             return None
         return None if row is None else row[0]
 
-    # ------------------------------------------------------------------ writing
-
     def put_many(self, rows: Iterable[Row]) -> int:
         """Store ``(path, sha, facts)`` rows in one transaction; return how many were written."""
         return self.put_encoded(
@@ -211,7 +205,7 @@ class FactStore:
     def put_encoded(self, rows: Iterable[tuple[str, str, str, str | bytes]]) -> int:
         """Store ``(path, sha, extractor version, encoded facts)`` rows serialised elsewhere.
 
-        The facts are ``facts_to_bytes`` output (JSON text from ``facts_to_json`` decodes too).
+        The facts are ``facts_to_bytes`` output; anything else reads back as a miss.
         """
         batch = list(rows)
         if not batch:
@@ -290,9 +284,12 @@ def sha256_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _decode(path: str, text: str | bytes) -> FileFacts | None:
+def _decode(path: str, data: str | bytes) -> FileFacts | None:
+    if isinstance(data, str):  # the JSON an older version wrote: re-extracted like any miss
+        logger.info("cached facts of %s are in a retired format; re-extracting", path)
+        return None
     try:
-        return facts_from_cache(text)
+        return facts_from_bytes(data)
     except (ValueError, TypeError, KeyError) as exc:
         logger.info("cached facts of %s do not decode (%s); re-extracting", path, exc)
         return None

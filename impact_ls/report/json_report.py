@@ -198,11 +198,43 @@ def _next_edits_from(d: dict[str, Any]) -> NextEdits:
     return NextEdits(items=items, source="llm" if items else "batch_order")
 
 
+def _change_from(c: dict[str, Any]) -> Change:
+    return Change(
+        change_type=ChangeType(c["change_type"]),
+        entity=QualName(c["entity"]),
+        file=c["file"],
+        line_range=(c["line_range"][0], c["line_range"][1]),
+        before_sig=c.get("before_sig", ""),
+        after_sig=c.get("after_sig", ""),
+        what=c.get("what", ""),
+    )
+
+
+def _dag_from(dag: dict[str, Any]) -> Dag:
+    return Dag(
+        nodes=tuple(
+            DagNode(
+                entity=QualName(n["entity"]),
+                kind=n["kind"],
+                file=n["file"],
+                line=n["line"],
+                signature=n["signature"],
+                batch_id=n.get("batch_id"),
+            )
+            for n in dag.get("nodes", ())
+        ),
+        edges=tuple(
+            DagEdge(source=QualName(e["from"]), target=QualName(e["to"]), cause=e["cause"])
+            for e in dag.get("edges", ())
+        ),
+        truncated=dag.get("truncated", False),
+    )
+
+
 def report_from_dict(d: dict[str, Any]) -> Report:
     """Read a ``report_to_dict`` object back into a ``Report`` (derived fields are recomputed)."""
     audit = d.get("audit", {})
     triage = d.get("triage", {})
-    dag = d.get("dag", {})
     nxt = d.get("next", {})
     return Report(
         version=d.get("version", 1),
@@ -215,18 +247,7 @@ def report_from_dict(d: dict[str, Any]) -> Report:
             truncated=audit.get("truncated", False),
             notes=tuple(audit.get("notes", ())),
         ),
-        changes=tuple(
-            Change(
-                change_type=ChangeType(c["change_type"]),
-                entity=QualName(c["entity"]),
-                file=c["file"],
-                line_range=(c["line_range"][0], c["line_range"][1]),
-                before_sig=c.get("before_sig", ""),
-                after_sig=c.get("after_sig", ""),
-                what=c.get("what", ""),
-            )
-            for c in d.get("changes", ())
-        ),
+        changes=tuple(_change_from(c) for c in d.get("changes", ())),
         triage=Triage(
             **{
                 bucket.value: tuple(_entry_from(e, bucket) for e in triage.get(bucket.value, ()))
@@ -262,24 +283,7 @@ def report_from_dict(d: dict[str, Any]) -> Report:
             )
             for u in d.get("unanalyzable", ())
         ),
-        dag=Dag(
-            nodes=tuple(
-                DagNode(
-                    entity=QualName(n["entity"]),
-                    kind=n["kind"],
-                    file=n["file"],
-                    line=n["line"],
-                    signature=n["signature"],
-                    batch_id=n.get("batch_id"),
-                )
-                for n in dag.get("nodes", ())
-            ),
-            edges=tuple(
-                DagEdge(source=QualName(e["from"]), target=QualName(e["to"]), cause=e["cause"])
-                for e in dag.get("edges", ())
-            ),
-            truncated=dag.get("truncated", False),
-        ),
+        dag=_dag_from(d.get("dag", {})),
         next_edits=_next_edits_from(d.get("next_edits", {})),
         next=NextAction(action=nxt.get("action", "none"), reason=nxt.get("reason", "")),
     )

@@ -2,8 +2,9 @@
 
     python tests/benchmarks/bench_graph.py --project django [--jobs N] [--no-jedi] [--no-readme]
 
-Downloads the project's sdist into ``tests/benchmarks/.data/`` (git-ignored) with
-``pip download --no-binary :all: --no-deps``, unpacks it, and measures in one run:
+Downloads the project's pinned sdist (django 5.2.19, click 8.5.1) into ``tests/benchmarks/.data/``
+(git-ignored) with ``pip download --no-binary :all: --no-deps``, unpacks it, and measures in one
+run:
 
 * plain ``ast.parse`` of every indexed file (the floor any indexer pays);
 * a cold index (no cache) and its ratio to ``ast.parse``; a warm start (cache present) as a
@@ -22,6 +23,7 @@ import argparse
 import ast
 import contextlib
 import datetime
+import gc
 import json
 import os
 import re
@@ -42,7 +44,7 @@ sys.path.insert(0, str(HERE.parent.parent))
 
 from impact_ls.config import CACHE_DIR_NAME, Settings  # noqa: E402
 from impact_ls.graph.modules import source_roots  # noqa: E402
-from impact_ls.graph.project import ProjectIndex  # noqa: E402
+from impact_ls.graph.project import IndexStats, ProjectIndex  # noqa: E402
 from impact_ls.graph.workspace import Skipped, discover_files, read_source  # noqa: E402
 
 AIMS = {
@@ -58,6 +60,7 @@ class Target:
     """A project to benchmark: its PyPI name, the file to update and the callers to look up."""
 
     dist: str
+    version: str
     update_file: str
     queries: tuple[str, ...]
 
@@ -65,6 +68,7 @@ class Target:
 TARGETS = {
     "django": Target(
         dist="django",
+        version="5.2.19",
         update_file="django/db/models/query.py",
         queries=(
             "django.utils.timezone.now",
@@ -74,17 +78,23 @@ TARGETS = {
     ),
     "click": Target(
         dist="click",
+        version="8.5.1",
         update_file="src/click/core.py",
         queries=("click.utils.echo", "click.core.Context.invoke", "click.termui.style"),
     ),
 }
 
+# the versions every benchmark measures (bench_analysis and bench_lsp fetch through here too)
+PINNED = {target.dist: target.version for target in TARGETS.values()}
+
 
 def fetch(dist: str) -> Path:
-    """The unpacked sdist of ``dist`` under ``.data/``, downloading it the first time."""
+    """The unpacked sdist of ``dist`` (its pinned version) under ``.data/``, downloaded once."""
+    version = PINNED.get(dist)
+    pattern = f"{dist}-{version}.tar.gz" if version else f"{dist}-*.tar.gz"
     downloads = DATA / "dl"
     downloads.mkdir(parents=True, exist_ok=True)
-    archives = sorted(downloads.glob(f"{dist}-*.tar.gz"))
+    archives = sorted(downloads.glob(pattern))
     if not archives:
         subprocess.run(
             [
@@ -98,11 +108,11 @@ def fetch(dist: str) -> Path:
                 "--quiet",
                 "-d",
                 str(downloads),
-                dist,
+                f"{dist}=={version}" if version else dist,
             ],
             check=True,
         )
-        archives = sorted(downloads.glob(f"{dist}-*.tar.gz"))
+        archives = sorted(downloads.glob(pattern))
     archive = archives[-1]
     target = DATA / archive.name.removesuffix(".tar.gz")
     if not target.is_dir():
@@ -187,7 +197,12 @@ def body_edit(text: str, i: int) -> str:
     return text[: match.start()] + f"{indent}_bench_marker = {i}\n" + text[match.start() :]
 
 
-def run(project: str, *, jobs: int, use_jedi: bool) -> dict[str, object]:
+def typical(runs: list[IndexStats]) -> IndexStats:
+    """The run of median CPU (the lower middle one of an even count), phases and all."""
+    return sorted(runs, key=lambda s: s.cpu_s)[(len(runs) - 1) // 2]
+
+
+def run(project: str, *, jobs: int, use_jedi: bool, repeat: int = 1) -> dict[str, object]:
     target = TARGETS[project]
     root = fetch(target.dist)
     settings = Settings()
@@ -204,20 +219,28 @@ def run(project: str, *, jobs: int, use_jedi: bool) -> dict[str, object]:
             with contextlib.suppress(SyntaxError):
                 ast.parse(text, filename=rel)
 
-    parse_cpu, parse_wall, _ = timed(parse_all)
+    parses = [timed(parse_all) for _ in range(repeat)]
+    parse_cpu = statistics.median(p[0] for p in parses)
+    parse_wall = statistics.median(p[1] for p in parses)
 
-    drop_cache(root)
-    cold = ProjectIndex(root, settings)
-    cold_stats = cold.build(jobs=jobs)
-    warm = ProjectIndex(root, settings)
-    warm_stats = warm.build(jobs=jobs)
+    colds: list[IndexStats] = []
+    for _ in range(repeat):
+        drop_cache(root)
+        colds.append(ProjectIndex(root, settings).build(jobs=jobs))
+        gc.collect()
+    warms: list[IndexStats] = []
+    for _ in range(repeat):
+        warm = ProjectIndex(root, settings)  # the last one stays for the update and queries
+        warms.append(warm.build(jobs=jobs))
+        gc.collect()
+    cold_stats, warm_stats = typical(colds), typical(warms)
 
     update_text = texts[target.update_file]
     update_walls: list[float] = []
     update_cpus: list[float] = []
     parse_file_walls: list[float] = []
     re_resolved: list[int] = []
-    for i in range(5):
+    for i in range(5 * repeat):
         edited = body_edit(update_text, i)
         cpu, wall, _ = timed(lambda edited=edited: warm.update(target.update_file, edited))
         update_walls.append(wall)
@@ -255,19 +278,23 @@ def run(project: str, *, jobs: int, use_jedi: bool) -> dict[str, object]:
         "edges": graph_stats["edges"],
         "jobs": cold_stats.jobs,
         "cores": os.cpu_count(),
+        "repeat": repeat,
         "parse_cpu": parse_cpu,
         "parse_wall": parse_wall,
-        "cold_cpu": cold_stats.cpu_s,
-        "cold_wall": cold_stats.wall_s,
+        "cold_cpu": statistics.median(s.cpu_s for s in colds),
+        "cold_wall": statistics.median(s.wall_s for s in colds),
+        "cold_cpu_samples": [s.cpu_s for s in colds],
         "cold_phases": cold_stats.phases,
-        "warm_cpu": warm_stats.cpu_s,
-        "warm_wall": warm_stats.wall_s,
+        "warm_cpu": statistics.median(s.cpu_s for s in warms),
+        "warm_wall": statistics.median(s.wall_s for s in warms),
+        "warm_cpu_samples": [s.cpu_s for s in warms],
         "warm_phases": warm_stats.phases,
         "warm_extracted": warm_stats.extracted,
         "update_file": target.update_file,
         "update_lines": update_text.count("\n"),
         "update_wall": statistics.median(update_walls),
         "update_cpu": statistics.median(update_cpus),
+        "update_cpu_samples": update_cpus,
         "update_re_resolved": max(re_resolved),
         "parse_file_wall": statistics.median(parse_file_walls),
         "rss_cold_mb": rss_cold,
@@ -361,8 +388,14 @@ def main() -> int:
     parser.add_argument("--no-jedi", action="store_true", help="skip the jedi comparison")
     parser.add_argument("--no-readme", action="store_true", help="do not update README.md")
     parser.add_argument("--json", action="store_true", help="also print the raw numbers")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="measure parse, cold, warm (and 5 updates) N times; report medians (noisy machines)",
+    )
     args = parser.parse_args()
-    result = run(args.project, jobs=args.jobs, use_jedi=not args.no_jedi)
+    result = run(args.project, jobs=args.jobs, use_jedi=not args.no_jedi, repeat=args.repeat)
     table = render(result)
     print(table)
     if args.json:

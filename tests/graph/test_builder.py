@@ -9,7 +9,7 @@ from impact_ls.graph.builder import GraphBuilder
 from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.graph.extract import extract_facts
 from impact_ls.graph.modules import module_for, source_roots
-from impact_ls.model import EdgeKind
+from impact_ls.model import Edge, EdgeKind
 
 AUTH = "shop.accounts.auth"
 MODELS = "shop.accounts.models"
@@ -139,7 +139,9 @@ def test_remove_forgets_the_file_and_dangles_its_users(build_fixture, fixture_te
 def test_first_src_file_reroots_every_module() -> None:
     builder = GraphBuilder()
     builder.update("tests/test_lib.py", "from lib.core import f\n\ndef test_f():\n    f()\n")
-    assert builder.graph.callers_of("lib.core.f") == []  # lib is not in the project yet
+    # lib is not in the project yet: the call ends at an installed package's dotted name
+    assert builder.graph.node("lib.core.f") is None
+    assert [e.source for e in builder.graph.callers_of("lib.core.f")] == ["tests.test_lib.test_f"]
     builder.update("src/lib/core.py", "def f():\n    return 1\n")
     assert builder.roots == ("src", "")
     assert [(e.source, e.span.line) for e in builder.graph.callers_of("lib.core.f")] == [
@@ -147,7 +149,10 @@ def test_first_src_file_reroots_every_module() -> None:
     ]
     builder.remove("src/lib/core.py")
     assert builder.roots == ("",)
-    assert [e.target for e in builder.graph.dependencies("tests.test_lib.test_f")] == []
+    # an installed package again: a call edge to its name, and no ``tests`` edge (not our unit)
+    assert [(e.target, e.kind) for e in builder.graph.dependencies("tests.test_lib.test_f")] == [
+        ("lib.core.f", EdgeKind.CALL)
+    ]
 
 
 def test_set_facts_accepts_facts_from_a_cache() -> None:
@@ -160,7 +165,31 @@ def test_set_facts_accepts_facts_from_a_cache() -> None:
     assert builder.facts("m.py") is facts
 
 
-# --------------------------------------------------------------------------- the invariant
+def test_load_starts_from_nothing_and_keeps_the_confirmer() -> None:
+    def confirm(edge: Edge) -> bool:
+        return edge.source != "old.f"
+
+    builder = GraphBuilder(confirmer=confirm)
+    builder.update("old.py", "def f():\n    g()\n\ndef g():\n    pass\n")
+    builder.load(
+        [extract_facts("def h():\n    pass\n", file="new.py", module="new", is_package=False)]
+    )
+    assert builder.files() == ["new.py"]
+    assert builder.facts("old.py") is None
+    assert [n.id for n in builder.graph.nodes()] == ["new", "new.h"]
+    assert builder.graph.callers_of("old.g") == []
+    assert builder.graph.confirmer is confirm
+    # nothing of the first file lingers in the project indexes: ``old`` is now an installed
+    # (external) module, so ``g()`` ends at its dotted name, while ``h()`` finds the loaded file
+    builder.update(
+        "user.py", "from new import h\nfrom old import g\n\ndef u():\n    h()\n    g()\n"
+    )
+    assert [(e.target, e.kind) for e in builder.graph.dependencies("user.u")] == [
+        ("new.h", EdgeKind.CALL),
+        ("old.g", EdgeKind.CALL),
+    ]
+    assert builder.graph.node("old.g") is None
+
 
 VARIANTS: dict[str, list[str]] = {
     "pkg/__init__.py": [

@@ -1,40 +1,37 @@
 """CodeGraph queries on a hand-built graph: direction, re-export chains, patching."""
 
 from impact_ls.graph.codegraph import CodeGraph
-from impact_ls.model import DynamicKind, DynamicRef, Edge, EdgeKind, Node, NodeKind, QualName, Span
-
-
-def _node(qid: str, kind: NodeKind, file: str, line: int, end: int) -> Node:
-    return Node(id=QualName(qid), kind=kind, file=file, span=Span(line=line, end_line=end))
-
-
-def _edge(source: str, target: str, kind: EdgeKind, file: str, line: int, **kw) -> Edge:
-    return Edge(
-        source=QualName(source),
-        target=QualName(target),
-        kind=kind,
-        file=file,
-        span=Span(line=line, col=4, end_line=line, end_col=20),
-        **kw,
-    )
+from impact_ls.model import DynamicKind, DynamicRef, EdgeKind, NodeKind, QualName, Span
+from tests.builders import edge, node
 
 
 def _graph() -> CodeGraph:
     nodes = [
-        _node("pkg.auth", NodeKind.MODULE, "pkg/auth.py", 1, 30),
-        _node("pkg.auth.Login", NodeKind.CLASS, "pkg/auth.py", 3, 20),
-        _node("pkg.auth.Login.login", NodeKind.METHOD, "pkg/auth.py", 5, 9),
-        _node("pkg.admin.Admin.login", NodeKind.METHOD, "pkg/admin.py", 4, 6),
-        _node("pkg.api.handle", NodeKind.FUNCTION, "pkg/api.py", 3, 5),
+        node("pkg.auth", NodeKind.MODULE, file="pkg/auth.py", line=1, end_line=30),
+        node("pkg.auth.Login", NodeKind.CLASS, file="pkg/auth.py", line=3, end_line=20),
+        node("pkg.auth.Login.login", NodeKind.METHOD, file="pkg/auth.py", line=5, end_line=9),
+        node("pkg.admin.Admin.login", NodeKind.METHOD, file="pkg/admin.py", line=4, end_line=6),
+        node("pkg.api.handle", NodeKind.FUNCTION, file="pkg/api.py", line=3, end_line=5),
     ]
     edges = [
-        _edge("pkg.api.handle", "pkg.auth.Login.login", EdgeKind.CALL, "pkg/api.py", 4),
-        _edge(
-            "pkg.admin.Admin.login", "pkg.auth.Login.login", EdgeKind.OVERRIDE, "pkg/admin.py", 4
+        edge("pkg.api.handle", "pkg.auth.Login.login", EdgeKind.CALL, file="pkg/api.py", line=4),
+        edge(
+            "pkg.admin.Admin.login",
+            "pkg.auth.Login.login",
+            EdgeKind.OVERRIDE,
+            file="pkg/admin.py",
+            line=4,
         ),
-        _edge("pkg", "pkg.auth.Login", EdgeKind.REEXPORT, "pkg/__init__.py", 1, member="Login"),
-        _edge("pkg.api", "pkg.Login", EdgeKind.IMPORT, "pkg/api.py", 1),
-        _edge("pkg.api", "pkg.auth.gone", EdgeKind.IMPORT, "pkg/api.py", 2),
+        edge(
+            "pkg",
+            "pkg.auth.Login",
+            EdgeKind.REEXPORT,
+            file="pkg/__init__.py",
+            line=1,
+            member="Login",
+        ),
+        edge("pkg.api", "pkg.Login", EdgeKind.IMPORT, file="pkg/api.py", line=1),
+        edge("pkg.api", "pkg.auth.gone", EdgeKind.IMPORT, file="pkg/api.py", line=2),
     ]
     dynamic = [
         DynamicRef(
@@ -96,8 +93,8 @@ def test_replace_file_drops_old_evidence():
 
 def test_confirmer_filters_only_name_matched_edges():
     edges = [
-        _edge("a.f", "b.C.run", EdgeKind.CALL, "a.py", 3, name_matched=True),
-        _edge("a.g", "b.C.run", EdgeKind.CALL, "a.py", 9),
+        edge("a.f", "b.C.run", EdgeKind.CALL, file="a.py", line=3, name_matched=True),
+        edge("a.g", "b.C.run", EdgeKind.CALL, file="a.py", line=9),
     ]
     graph = CodeGraph.of([], edges, confirmer=lambda edge: False)
     assert [e.source for e in graph.callers_of("b.C.run")] == ["a.f", "a.g"]

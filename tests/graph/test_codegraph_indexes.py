@@ -1,28 +1,8 @@
 """CodeGraph's small indexes (tests, module ``__getattr__``, adjacency) follow patching."""
 
 from impact_ls.graph.codegraph import CodeGraph
-from impact_ls.model import (
-    DynamicKind,
-    DynamicRef,
-    Edge,
-    EdgeKind,
-    Node,
-    NodeKind,
-    QualName,
-    Span,
-    TestId,
-)
-
-
-def _node(qid: str, kind: NodeKind, file: str, line: int = 1) -> Node:
-    test_id = TestId(f"{file}::{qid.rsplit('.', 1)[-1]}") if kind is NodeKind.TEST else None
-    return Node(
-        id=QualName(qid),
-        kind=kind,
-        file=file,
-        span=Span(line=line, end_line=line + 1),
-        test_id=test_id,
-    )
+from impact_ls.model import DynamicKind, DynamicRef, NodeKind, QualName, Span
+from tests.builders import edge, node
 
 
 def _getattr_ref(module: str, file: str, line: int) -> DynamicRef:
@@ -35,22 +15,28 @@ def _getattr_ref(module: str, file: str, line: int) -> DynamicRef:
     )
 
 
-def _call(source: str, target: str, file: str, line: int) -> Edge:
-    return Edge(
-        source=QualName(source),
-        target=QualName(target),
-        kind=EdgeKind.CALL,
-        file=file,
-        span=Span(line=line),
-    )
-
-
 def test_tests_follow_replace_and_remove():
     graph = CodeGraph.of(
         [
-            _node("tests.test_a.test_one", NodeKind.TEST, "tests/test_a.py", 3),
-            _node("tests.test_a.helper", NodeKind.FUNCTION, "tests/test_a.py", 1),
-            _node("tests.test_b.test_two", NodeKind.TEST, "tests/test_b.py", 1),
+            node(
+                "tests.test_a.test_one",
+                NodeKind.TEST,
+                file="tests/test_a.py",
+                line=3,
+                end_line=4,
+                test_id="tests/test_a.py::test_one",
+            ),
+            node(
+                "tests.test_a.helper", NodeKind.FUNCTION, file="tests/test_a.py", line=1, end_line=2
+            ),
+            node(
+                "tests.test_b.test_two",
+                NodeKind.TEST,
+                file="tests/test_b.py",
+                line=1,
+                end_line=2,
+                test_id="tests/test_b.py::test_two",
+            ),
         ]
     )
     assert [n.test_id for n in graph.tests()] == [
@@ -60,13 +46,22 @@ def test_tests_follow_replace_and_remove():
     # The same id redefined as a plain function is no longer a test.
     graph.replace_file(
         "tests/test_a.py",
-        [_node("tests.test_a.test_one", NodeKind.FUNCTION, "tests/test_a.py")],
+        [node("tests.test_a.test_one", NodeKind.FUNCTION, file="tests/test_a.py", end_line=2)],
         [],
     )
     assert [n.id for n in graph.tests()] == ["tests.test_b.test_two"]
     graph.replace_file(
         "tests/test_a.py",
-        [_node("tests.test_a.test_three", NodeKind.TEST, "tests/test_a.py", 9)],
+        [
+            node(
+                "tests.test_a.test_three",
+                NodeKind.TEST,
+                file="tests/test_a.py",
+                line=9,
+                end_line=10,
+                test_id="tests/test_a.py::test_three",
+            )
+        ],
         [],
     )
     assert [n.id for n in graph.tests()] == ["tests.test_a.test_three", "tests.test_b.test_two"]
@@ -83,14 +78,19 @@ def test_module_getattr_refs_follow_replace_and_remove():
         span=Span(line=2),
     )
     graph = CodeGraph.of(
-        [_node("pkg.a", NodeKind.MODULE, "pkg/a.py"), _node("pkg.b", NodeKind.MODULE, "pkg/b.py")],
+        [
+            node("pkg.a", NodeKind.MODULE, file="pkg/a.py", end_line=2),
+            node("pkg.b", NodeKind.MODULE, file="pkg/b.py", end_line=2),
+        ],
         dynamic=[_getattr_ref("pkg.b", "pkg/b.py", 5), other, _getattr_ref("pkg.a", "pkg/a.py", 8)],
     )
     assert [(r.file, r.span.line) for r in graph.module_getattr_refs()] == [
         ("pkg/a.py", 8),
         ("pkg/b.py", 5),
     ]
-    graph.replace_file("pkg/b.py", [_node("pkg.b", NodeKind.MODULE, "pkg/b.py")], [], [other])
+    graph.replace_file(
+        "pkg/b.py", [node("pkg.b", NodeKind.MODULE, file="pkg/b.py", end_line=2)], [], [other]
+    )
     assert [(r.file, r.span.line) for r in graph.module_getattr_refs()] == [("pkg/a.py", 8)]
     assert graph.dynamic_refs_named("thing") == [other]
     graph.remove_file("pkg/a.py")
@@ -98,8 +98,8 @@ def test_module_getattr_refs_follow_replace_and_remove():
 
 
 def test_unordered_adjacency_holds_every_edge_until_its_file_is_replaced():
-    first = _call("pkg.a.f", "pkg.c.target", "pkg/a.py", 3)
-    second = _call("pkg.b.g", "pkg.c.target", "pkg/b.py", 7)
+    first = edge("pkg.a.f", "pkg.c.target", file="pkg/a.py", line=3)
+    second = edge("pkg.b.g", "pkg.c.target", file="pkg/b.py", line=7)
     graph = CodeGraph.of([], [second, first])
     assert sorted(graph.dependents_unordered("pkg.c.target"), key=lambda e: e.file) == [
         first,

@@ -49,9 +49,6 @@ def _write(root: Path, rel: str, content: str | bytes) -> None:
         path.write_text(content, encoding="utf-8")
 
 
-# --------------------------------------------------------------------------- building
-
-
 def test_cold_build_indexes_every_file_and_resolves_calls(root: Path):
     index = ProjectIndex(root, Settings())
     assert not index.ready
@@ -159,9 +156,6 @@ def test_progress_counts_cached_files_as_done(root: Path):
     assert seen == [(4, 5), (5, 5)]
 
 
-# --------------------------------------------------------------------------- bad input
-
-
 def test_bad_files_are_skipped_with_reasons_and_the_rest_is_indexed(root: Path, caplog):
     _write(root, "pkg/binary.py", b"\x00\x01\x02ELF")
     _write(root, "pkg/latin.py", b"x = '\xe9t\xe9'\n")
@@ -206,9 +200,6 @@ def test_a_git_repository_root_honours_gitignore(root: Path):
     _write(root, "scratch/notes.py", "x = 1\n")  # excluded by the fixture's pyproject setting
     index = ProjectIndex.open(root, Settings(exclude=("scratch",)))
     assert index.files() == FILES
-
-
-# --------------------------------------------------------------------------- patching
 
 
 def test_update_patches_one_file_and_its_dependents(root: Path):

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+import ast
 import shutil
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import impact_ls
 from impact_ls.config import Settings
 from impact_ls.graph.builder import GraphBuilder
 from impact_ls.graph.extract import extract_facts
 from impact_ls.graph.facts import FileFacts
 from impact_ls.graph.modules import module_for, source_roots
 from impact_ls.graph.project import ProjectIndex
-from impact_ls.graph.resolved import CachedResolution, decode_resolution
+from impact_ls.graph.resolved import CachedResolution, decode_resolution, stamped_sources
 from impact_ls.graph.store import FactStore
 from tests.graph.test_builder import VARIANTS, fresh, snapshot
 
@@ -134,3 +136,43 @@ def test_a_warm_project_build_after_an_edit_equals_a_cold_one(tmp_path: Path) ->
     assert cold.stats.from_cache == 0
     assert snapshot(warm.graph) == snapshot(cold.graph)
     assert ProjectIndex.open(root, Settings(), jobs=1).stats.from_cache == len(texts)
+
+
+def _imported_modules(path: Path, package_dir: Path) -> set[Path]:
+    """The files of the ``impact_ls`` modules that ``path`` imports (any import statement)."""
+    found: set[Path] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        for name in names:
+            if not name.startswith("impact_ls."):
+                continue
+            base = package_dir.parent.joinpath(*name.split("."))
+            for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+                if candidate.is_file():
+                    found.add(candidate)
+    return found
+
+
+def test_the_stamp_covers_every_module_the_resolver_runs() -> None:
+    # a cached resolution is reused only under the same stamp: code that makes edges but is
+    # left out of it would let a warm start serve edges the current code no longer makes
+    package_dir = Path(impact_ls.__file__).parent
+    graph = package_dir / "graph"
+    todo = [*sorted((graph / "resolve").glob("*.py")), graph / "builder.py", graph / "resolved.py"]
+    needed: set[Path] = set()
+    while todo:
+        path = todo.pop()
+        if path in needed:
+            continue
+        needed.add(path)
+        # what the resolver imports runs when it resolves; the builder's own imports do not
+        if path.parent == graph / "resolve" or path.name in ("facts.py", "fastinit.py"):
+            todo.extend(_imported_modules(path, package_dir))
+    assert len(needed) > 12
+    stamped = {p.resolve() for p in stamped_sources()}
+    assert sorted(str(p) for p in needed if p.resolve() not in stamped) == []

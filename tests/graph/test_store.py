@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from impact_ls.graph.facts import EXTRACTOR_VERSION, DefFact, FileFacts, facts_to_json
+from impact_ls.graph.facts import EXTRACTOR_VERSION, DefFact, FileFacts, facts_to_bytes
 from impact_ls.graph.store import FactStore, sha256_of
 from impact_ls.model import NodeKind, Span
 
@@ -73,18 +73,21 @@ def test_rows_of_another_extractor_version_are_misses(root: Path, cache_home):
     with sqlite3.connect(root / ".impact_ls" / "facts.sqlite3") as conn:
         conn.execute(
             "INSERT INTO facts VALUES (?, ?, ?, ?)",
-            ("a.py", "abc", EXTRACTOR_VERSION + "-old", facts_to_json(_facts("a.py", "f"))),
+            ("a.py", "abc", EXTRACTOR_VERSION + "-old", facts_to_bytes(_facts("a.py", "f"))),
         )
     assert FactStore.open(root).get("a.py", "abc") is None
 
 
 def test_a_row_that_does_not_decode_is_a_miss(root: Path, cache_home, caplog):
     store = FactStore.open(root)
+    damaged = bytearray(facts_to_bytes(_facts("b.py", "g")))
+    damaged[-1] ^= 0x41
     store.put_encoded(
         [
+            # JSON text, as an older version wrote it: a retired format, so a miss
             ("a.py", "s1", EXTRACTOR_VERSION, '{"v": "' + EXTRACTOR_VERSION + '", "f": [1, 2]}'),
-            ("b.py", "s2", EXTRACTOR_VERSION, "not json at all"),
-            ("c.py", "s3", EXTRACTOR_VERSION, facts_to_json(_facts("c.py", "h"))),
+            ("b.py", "s2", EXTRACTOR_VERSION, bytes(damaged)),
+            ("c.py", "s3", EXTRACTOR_VERSION, facts_to_bytes(_facts("c.py", "h"))),
         ]
     )
     with caplog.at_level(logging.INFO, logger="impact_ls.graph.store"):
@@ -92,6 +95,7 @@ def test_a_row_that_does_not_decode_is_a_miss(root: Path, cache_home, caplog):
         assert store.get_many({"a.py": "s1", "b.py": "s2", "c.py": "s3"}) == {
             "c.py": _facts("c.py", "h")
         }
+    assert "cached facts of a.py are in a retired format" in caplog.text
     assert "cached facts of b.py do not decode" in caplog.text
 
 

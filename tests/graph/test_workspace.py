@@ -162,9 +162,6 @@ def test_an_empty_root_has_nothing_to_index(tmp_path: Path):
     assert discover_files(tmp_path, DEFAULT) == Discovery(files=(), skipped=())
 
 
-# --------------------------------------------------------------------------- reading
-
-
 def test_read_source_plain_and_empty(tmp_path: Path):
     _tree(tmp_path, {"a.py": "x = 'é'\n", "empty.py": ""})
     assert read_source(tmp_path, "a.py", DEFAULT) == "x = 'é'\n"

@@ -1,0 +1,157 @@
+"""Handlers for what uses a name: calls, attribute chains, and references made through strings.
+
+A call records its callee chain and argument shape; ``getattr(obj, "name")``-like calls and
+``importlib.import_module("mod")`` also record a dynamic reference to the string they name (a
+plain name read and a string literal are recorded by the walker itself: they are the commonest
+nodes). Chains spell a method's first parameter ``self`` and wait for their scope to close to
+learn whether their head is a local.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from impact_ls.graph.extract import bindings, implicit
+from impact_ls.graph.extract.scopes import CallUse
+from impact_ls.graph.extract.syntax import arg_shape, chain_of, span_of
+from impact_ls.graph.extract.walker import BUILTINS, new_dynamic
+from impact_ls.graph.facts import CALL, ITEM, SUPER, UNKNOWN, AccessKind, Chain
+from impact_ls.model import DynamicKind
+
+if TYPE_CHECKING:
+    from impact_ls.graph.extract.walker import Walker
+
+_DYNAMIC_ATTR = {
+    "getattr": DynamicKind.GETATTR,
+    "setattr": DynamicKind.SETATTR,
+    "hasattr": DynamicKind.HASATTR,
+    "delattr": DynamicKind.SETATTR,
+}
+_IMPORT_MODULE = {("importlib", "import_module"), ("import_module",), ("__import__",)}
+# the last names of every chain ``_dynamic_call`` acts on: a cheap test before the full one
+_DYNAMIC_CALLEES = frozenset({*_DYNAMIC_ATTR, *(c[-1] for c in _IMPORT_MODULE)})
+_NEVER_LOCAL = frozenset({UNKNOWN, SUPER, "self", "cls"})
+_DUNDER_BUILTINS = frozenset({*implicit.BUILTIN_DUNDERS, "print"})
+_ADDERS = frozenset({"append", "add", "insert", "setdefault"})
+_CONSTANT = ast.Constant
+_NAME = ast.Name
+
+
+def visit_call(walk: Walker, node: ast.Call) -> None:
+    """A call site; then its callee's inner calls and its arguments."""
+    # the commonest statement-level work (177k calls on django): helpers inlined
+    scope = walk.scopes[-1]
+    func = node.func
+    inner: list[ast.expr] = []
+    if type(func) is _NAME:
+        chain: Chain = (func.id,)
+    else:
+        chain = chain_of(func, inner)
+    head = chain[0]
+    if scope.is_function and head not in (UNKNOWN, SUPER):
+        chain = walk.rewrite_self(chain)
+        head = chain[0]
+    use = CallUse(
+        scope.qualname,
+        chain,
+        span_of(node),
+        arg_shape(node),
+        head == UNKNOWN,
+        values=values_of(walk, node),
+    )
+    if head not in _NEVER_LOCAL and (scope.is_function or scope.is_class):
+        scope.pending.append(use)
+    walk.calls.append(use)
+    if chain[-1] in _DYNAMIC_CALLEES:
+        _dynamic_call(walk, chain, node)
+    if len(chain) == 1 and head in _DUNDER_BUILTINS and head not in scope.bound:
+        implicit.builtin_call(walk, head, node)
+    elif len(chain) > 1 and chain[-1] in _ADDERS and head != UNKNOWN:
+        bindings.record_added(walk, chain, node)
+    visit = walk.visit
+    for expr in inner:
+        visit(expr)
+    skip = walk.skip_strings
+    for arg in node.args:
+        if type(arg) is _CONSTANT:
+            value = arg.value
+            if type(value) is str and id(arg) not in skip:
+                walk.record_string(arg, value)
+        else:
+            visit(arg)
+    for kw in node.keywords:
+        arg = kw.value
+        if type(arg) is _CONSTANT:
+            value = arg.value
+            if type(value) is str and id(arg) not in skip:
+                walk.record_string(arg, value)
+        else:
+            visit(arg)
+
+
+def values_of(walk: Walker, node: ast.Call) -> tuple[tuple[str, Chain], ...]:
+    """The arguments of a call that may name a function or class (keyed by position or keyword).
+
+    A plain local variable is left out (what it holds is data, as a rule, and it is the most
+    common argument); a function defined in the scope, a parameter's attribute, a module name
+    or ``self.method`` are kept.
+    """
+    out: list[tuple[str, Chain]] = []
+    for i, arg in enumerate(node.args):
+        if type(arg) is ast.Starred:
+            break  # positions after a ``*`` unpacking are unknown
+        chain = _value_chain(walk, arg)
+        if chain is not None:
+            out.append((str(i), chain))
+    for kw in node.keywords:
+        if kw.arg is not None:
+            chain = _value_chain(walk, kw.value)
+            if chain is not None:
+                out.append((kw.arg, chain))
+    return tuple(out) if out else ()
+
+
+def _value_chain(walk: Walker, arg: ast.expr) -> Chain | None:
+    if type(arg) is _NAME:
+        name = arg.id
+        scope = walk.scopes[-1]
+        if scope.is_function and name in scope.bound and name not in scope.defined:
+            return None
+        if name in BUILTINS:
+            return None
+        return walk.rewrite_self((name,)) if scope.is_function else (name,)
+    if type(arg) is ast.Attribute:
+        chain = chain_of(arg)
+        if chain[0] in (UNKNOWN, SUPER) or CALL in chain:
+            return None
+        return walk.rewrite_self(chain) if walk.scopes[-1].is_function else chain
+    return None
+
+
+def visit_attribute(walk: Walker, node: ast.Attribute) -> None:
+    """An attribute chain read or written outside an assignment target (``obj.a.b``)."""
+    inner: list[ast.expr] = []
+    chain = chain_of(node, inner)
+    walk.visit_all(inner)
+    if chain[0] == UNKNOWN or CALL in chain or ITEM in chain:
+        return
+    if chain[0] != SUPER:
+        chain = walk.rewrite_self(chain)
+    access = AccessKind.READ if isinstance(node.ctx, ast.Load) else AccessKind.WRITE
+    walk.record_access(chain, span_of(node), access)
+
+
+def _dynamic_call(walk: Walker, chain: Chain, node: ast.Call) -> None:
+    """``getattr(obj, "name")`` and friends, ``import_module("mod")``: a name in a string."""
+    if len(chain) == 1 and chain[0] in _DYNAMIC_ATTR and len(node.args) >= 2:
+        arg = node.args[1]
+        kind = _DYNAMIC_ATTR[chain[0]]
+    elif chain in _IMPORT_MODULE and node.args:
+        arg = node.args[0]
+        kind = DynamicKind.IMPORT_MODULE
+    else:
+        return
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        walk.skip_strings.add(id(arg))
+        walk.dynamic.append(new_dynamic(walk.scope.qualname, arg.value, kind, span_of(node)))
