@@ -141,7 +141,7 @@ def _neighbours(
         if edge.kind is EdgeKind.OVERRIDE:
             yield edge.target, config.TEST_WEIGHT_CALL
     if qid not in tests:  # pytest runs a collected test itself, not through its class
-        yield from _container(qid, graph)
+        yield from _container(qid, graph, families)
     yield from _through_subclasses(qid, graph, families)
 
 
@@ -283,7 +283,9 @@ def _fixture_of(qid: QualName, graph: CodeGraph) -> QualName | None:
     return None
 
 
-def _container(qid: QualName, graph: CodeGraph) -> Iterable[tuple[QualName, float]]:
+def _container(
+    qid: QualName, graph: CodeGraph, families: _Families
+) -> Iterable[tuple[QualName, float]]:
     """A nested function runs when its enclosing one does; a method run without a call the graph
     sees — an implicitly called dunder, a property, a method nothing is seen to use (a class-body
     alias such as ``x = property(_get, _set)``, a callback, a receiver of unknown type) — runs
@@ -299,11 +301,23 @@ def _container(qid: QualName, graph: CodeGraph) -> Iterable[tuple[QualName, floa
     node = graph.node(qid)  # None for a method the edit deleted: its class still ran it
     if node is not None and node.kind is not NodeKind.METHOD:
         return ()  # a test or fixture in a class is run by pytest, not through an instance
-    if holder.kind is NodeKind.CLASS and (
-        name in IMPLICIT_DUNDERS or _is_property(graph, qid) or _unreferenced(graph, qid)
-    ):
+    if holder.kind is not NodeKind.CLASS:
+        return ()
+    if name in IMPLICIT_DUNDERS or _is_property(graph, qid):
         return ((QualName(parent), config.TEST_WEIGHT_CALL),)
-    return ()
+    incoming = graph.dependents_unordered(qid)
+    if not all(e.kind in _NOT_USES for e in incoming):
+        return ()
+    if not any(e.kind is EdgeKind.OVERRIDE for e in incoming):
+        return ((QualName(parent), config.TEST_WEIGHT_CALL),)
+    # overridden: only instances of the classes that inherit this very method run it — what
+    # uses those classes, not the class node (whose subclasses, the overriders, would follow)
+    return [
+        (edge.source, config.TEST_WEIGHT_CALL)
+        for klass in families.inheriting(holder.id, name)
+        for edge in graph.dependents_unordered(klass)
+        if edge.kind in _BACKWARD and edge.kind is not EdgeKind.INHERIT
+    ]
 
 
 def _is_property(graph: CodeGraph, qid: QualName) -> bool:
@@ -312,7 +326,3 @@ def _is_property(graph: CodeGraph, qid: QualName) -> bool:
         d.rsplit(".", 1)[-1] in _PROPERTIES or d.endswith((".setter", ".deleter"))
         for d in node.decorators
     )
-
-
-def _unreferenced(graph: CodeGraph, qid: QualName) -> bool:
-    return all(e.kind in _NOT_USES for e in graph.dependents_unordered(qid))
