@@ -191,6 +191,22 @@ class ChangeType(StrEnum):
     INCOMPLETE = "incomplete"
 
 
+class CallShape(StrEnum):
+    """A change of how a callable is called that keeps its parameter list (issue 11, item 4).
+
+    Each one breaks the resolved sites it names whatever their arguments: a call of a function
+    that became ``async`` must now be awaited, a method turned into a ``@property`` is no longer
+    called, a property turned into a method is no longer read as a value.
+    """
+
+    NOW_ASYNC = "now async"
+    NO_LONGER_ASYNC = "no longer async"
+    NOW_GENERATOR = "now a generator"
+    NO_LONGER_GENERATOR = "no longer a generator"
+    NOW_PROPERTY = "now a property"
+    NO_LONGER_PROPERTY = "no longer a property"
+
+
 class Relation(StrEnum):
     """The spec's relation names (§3.2); ``relations.py`` maps each to edge kinds."""
 
@@ -224,11 +240,26 @@ class Change:
     escape_reason: str = ""
     removed_names: tuple[str, ...] = ()
     what: str = ""
+    call_shape: tuple[CallShape, ...] = ()
+    bases_before: tuple[str, ...] = ()  # class-decl: the bases as written, baseline and current
+    bases_after: tuple[str, ...] = ()
+    own_members: tuple[str, ...] = ()  # class-decl: what the class itself binds after the change
+    stale_exports: tuple[int, ...] = ()  # lines where ``__all__`` still names a removed name
 
     @property
     def short_name(self) -> str:
         """The entity's last dotted component."""
         return self.entity.rsplit(".", 1)[-1]
+
+    @property
+    def removed_bases(self) -> tuple[str, ...]:
+        """Class-decl: the bases the baseline lists and the current text does not."""
+        return tuple(b for b in self.bases_before if b not in self.bases_after)
+
+    @property
+    def added_bases(self) -> tuple[str, ...]:
+        """Class-decl: the bases the current text lists and the baseline did not."""
+        return tuple(b for b in self.bases_after if b not in self.bases_before)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -240,6 +271,7 @@ class Site:
     args: ArgShape | None = None
     name_matched: bool = False
     relation: Relation | None = None  # the relation whose edge this site evidences
+    target: QualName | None = None  # what the evidence edge points at (None: a definition)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -331,6 +363,11 @@ class TestHit:
     evidence: Evidence = Evidence.STATIC
     reason: str = ""  # why beyond a call path, e.g. an import-time break
 
+    @property
+    def test_file(self) -> str:
+        """The test's own file (the path part of its node id), not the changed ``file``."""
+        return self.test.split("::", 1)[0]
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CoChange:
@@ -346,6 +383,9 @@ class Unanalyzable:
     entity: QualName
     name: str
     seed: QualName | None = None  # the changed entity whose name this channel may serve
+    # A bare string literal of a name other definitions share, in a file that does not import
+    # the changed module: listed, but too thin to be MAY-IMPACT without co-change.
+    weak: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

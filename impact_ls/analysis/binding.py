@@ -31,10 +31,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from impact_ls.analysis.hierarchy import INHERITED_MEMBER, inherited_break
 from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.model import (
     ArgShape,
     Break,
+    CallShape,
     Change,
     ChangeType,
     EdgeKind,
@@ -56,6 +58,28 @@ DELETED_SYMBOL = "deleted-symbol"
 REMOVED_FIELD = "removed-field"
 CONSTRUCTOR_MISMATCH = "constructor-mismatch"
 REMOVED_IMPORT = "removed-import"
+CALL_SHAPE = "call-shape"
+
+_SHAPE_DETAIL: Mapping[CallShape, str] = MappingProxyType(
+    {
+        CallShape.NOW_ASYNC: "now async: the call returns a coroutine and must be awaited",
+        CallShape.NO_LONGER_ASYNC: "no longer async: the result must not be awaited",
+        CallShape.NOW_GENERATOR: "now a generator: the call returns an iterator, the body "
+        "runs only when it is iterated",
+        CallShape.NO_LONGER_GENERATOR: "no longer a generator: the call runs at once and "
+        "returns its value",
+        CallShape.NOW_PROPERTY: "now a property: read it, do not call it",
+        CallShape.NO_LONGER_PROPERTY: "no longer a property: a read gives the bound method; "
+        "call it",
+    }
+)
+_PROPERTY_FLIPS = frozenset({CallShape.NOW_PROPERTY, CallShape.NO_LONGER_PROPERTY})
+# Breaks that do not depend on the arguments: provable at a ``*args`` site too.
+_ARGUMENT_FREE = frozenset(
+    {DELETED_SYMBOL, REMOVED_FIELD, REMOVED_IMPORT, CALL_SHAPE, INHERITED_MEMBER}
+)
+# A deleted class's subclass statement is a reference; a method it overrode is not one.
+_NOT_REFERENCES = frozenset({Relation.OVERRIDES, Relation.OVERRIDDEN_BY})
 
 _POSITIONAL = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
 _INSTANTIATION = (Relation.INSTANTIATED_BY, Relation.CONSTRUCTED_BY)
@@ -101,6 +125,8 @@ def bind_sites(members: Sequence[Member], changes: Sequence[Change], graph: Code
                 relation=site.relation or member.relations[0],
                 name_matched=site.name_matched,
                 imported=imported,
+                target=site.target,
+                graph=graph,
             )
             if breaks:
                 found[(member.seed, member.entity, site)] = breaks
@@ -124,6 +150,8 @@ def find_breaks(
     name_matched: bool = False,
     bound: bool = True,
     imported: str | None = None,
+    target: str | None = None,
+    graph: CodeGraph | None = None,
 ) -> tuple[Break, ...]:
     """The breaks one site suffers from ``change``; empty when none can be proved.
 
@@ -132,19 +160,28 @@ def find_breaks(
     unknown) proves nothing. ``bound`` says the site calls through an instance or class, so a
     method's first parameter is supplied implicitly; pass False for ``Class.method(obj, …)``.
     ``imported`` is the name (or qualname) an importing site takes from the changed module.
+    ``target`` is what the site's edge points at and ``graph`` the current graph: a class
+    declaration's inherited-member uses need both (``hierarchy.inherited_break``).
     """
     if name_matched:
         return ()
     kind = change.change_type
     if kind is ChangeType.DELETE:
+        if relation in _NOT_REFERENCES:
+            return ()
         detail = f"references '{change.entity}', which no longer exists"
         return (Break(kind=DELETED_SYMBOL, detail=detail),)
     if kind is ChangeType.FIELD:
-        if change.after_sig:
+        # constructing or subclassing the class does not read the field; reading it does
+        if change.after_sig or relation not in (Relation.USED_BY, Relation.IMPORTED_BY):
             return ()
-        return (Break(kind=REMOVED_FIELD, detail=f"field '{change.short_name}' was removed"),)
+        noun = "attribute" if change.what.startswith("removed attribute") else "field"
+        return (Break(kind=REMOVED_FIELD, detail=f"{noun} '{change.short_name}' was removed"),)
     if kind is ChangeType.IMPORT:
         return _import_breaks(change, imported)
+    if kind is ChangeType.CLASS_DECL and relation is Relation.USED_BY:
+        found = inherited_break(change, target, graph) if target and graph else None
+        return (found,) if found is not None else ()
     if kind in (ChangeType.CONSTRUCTOR, ChangeType.CLASS_DECL):
         if relation not in _INSTANTIATION and kind is ChangeType.CLASS_DECL:
             return ()
@@ -153,9 +190,52 @@ def find_breaks(
             return tuple(Break(kind=CONSTRUCTOR_MISMATCH, detail=b.detail) for b in breaks)
         # a direct __init__ call: super().__init__(…) is bound, Base.__init__(self, …) is not
         return _signature_breaks(change, args, skip_first=bound) if relation in _CALLS else ()
-    if kind is ChangeType.METHOD_SIGNATURE and relation in _CALLS:
-        return _signature_breaks(change, args, skip_first=change.binds_first_param and bound)
+    if kind is ChangeType.METHOD_SIGNATURE:
+        shape = _shape_breaks(change, args, relation)
+        if relation not in _CALLS:
+            return shape
+        bound_call = change.binds_first_param and bound
+        return (*shape, *_signature_breaks(change, args, skip_first=bound_call))
     return ()
+
+
+def _shape_breaks(change: Change, args: ArgShape | None, relation: Relation) -> tuple[Break, ...]:
+    """Breaks of a call-shape flip: whatever the site's arguments, it calls or reads wrongly."""
+    out: list[Break] = []
+    for flip in change.call_shape:
+        if flip in _PROPERTY_FLIPS:
+            # the current graph shows a call of the new property as a read, a read of the new
+            # method as a reference: each site that names it is wrong now
+            if relation in (*_CALLS, Relation.USED_BY):
+                out.append(Break(kind=CALL_SHAPE, detail=_SHAPE_DETAIL[flip]))
+        elif relation in _CALLS and args is not None:
+            out.append(Break(kind=CALL_SHAPE, detail=_SHAPE_DETAIL[flip]))
+    return tuple(out)
+
+
+def binding_checked(
+    change: Change, *, args: ArgShape | None, relation: Relation, name_matched: bool
+) -> bool:
+    """Whether ``find_breaks`` bound this site's arguments to the new parameters at all.
+
+    True for a resolved call (or instantiation) of a changed parameter list whose arguments are
+    provable: an empty verdict there means the call still binds, not that nothing is known.
+    A change that keeps the parameters (a decorator, a call-shape flip) is not what binding
+    checks: whether ``Class.method(…)`` still works after ``@classmethod`` went depends on the
+    receiver, which the site does not record.
+    """
+    if name_matched or args is None or not args.provable or change.after_params is None:
+        return False
+    if change.before_params == change.after_params or change.call_shape:
+        return False
+    if change.change_type is ChangeType.METHOD_SIGNATURE:
+        return relation in _CALLS
+    return change.change_type is ChangeType.CONSTRUCTOR and relation in _INSTANTIATION
+
+
+def is_shape_independent(found: Break) -> bool:
+    """Whether a break holds whatever the site's arguments are (``*args`` sites included)."""
+    return found.kind in _ARGUMENT_FREE
 
 
 def _import_breaks(change: Change, imported: str | None) -> tuple[Break, ...]:

@@ -15,6 +15,9 @@ Contract:
                name however it changes.
     gate     a change whose relation set is empty (``add``, ``incomplete``, a non-escaping body
              change) has no dependents to hide, so it yields nothing.
+    weak     a bare string literal whose name other definitions share too (``"get"``, ``"name"``)
+             in a file that does not import the changed module is marked ``weak``: triage lists
+             it but keeps it out of MAY-IMPACT unless co-change supports the file.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from impact_ls.model import (
     ChangeType,
     DynamicKind,
     DynamicRef,
+    EdgeKind,
     NodeKind,
     Unanalyzable,
 )
@@ -38,6 +42,7 @@ _NAME_KINDS = frozenset(
     {DynamicKind.GETATTR, DynamicKind.SETATTR, DynamicKind.HASATTR, DynamicKind.STRING_LITERAL}
 )
 _CONSTRUCTORS = frozenset({"__init__", "__new__"})
+_IMPORTS = frozenset({EdgeKind.IMPORT, EdgeKind.REEXPORT, EdgeKind.TYPE_REF})
 
 
 def find_hidden_channels(change: Change, graph: CodeGraph) -> tuple[Unanalyzable, ...]:
@@ -55,17 +60,24 @@ def find_hidden_channels(change: Change, graph: CodeGraph) -> tuple[Unanalyzable
     for ref in graph.module_getattr_refs():
         if change.entity.startswith(f"{ref.source}.") or change.entity == ref.source:
             refs.add(ref)
-    out = {
-        Unanalyzable(
-            file=ref.file,
-            line=ref.span.line,
-            reason=ref.reason,
-            entity=ref.source,
-            name=ref.name,
-            seed=change.entity,
+    shared = {name for name in _names(change) if len(graph.find_by_name(name)) > 1}
+    tied: dict[str, bool] = {}
+    out = set()
+    for ref in refs:
+        weak = ref.kind is DynamicKind.STRING_LITERAL and ref.name in shared
+        if weak and ref.file not in tied:
+            tied[ref.file] = _imports_module(ref.file, module, graph)
+        out.add(
+            Unanalyzable(
+                file=ref.file,
+                line=ref.span.line,
+                reason=ref.reason,
+                entity=ref.source,
+                name=ref.name,
+                seed=change.entity,
+                weak=weak and not tied[ref.file],
+            )
         )
-        for ref in refs
-    }
     logger.debug("hidden channels of %s: %d", change.entity, len(out))
     return tuple(sorted(out, key=lambda u: (u.file, u.line, u.entity, u.name, u.reason)))
 
@@ -82,6 +94,17 @@ def _names(change: Change) -> list[str]:
     if change.change_type is ChangeType.IMPORT:
         names.update(n.rsplit(" as ", 1)[-1].strip() for n in change.removed_names)
     return sorted(n for n in names if n)
+
+
+def _imports_module(file: str, module: str, graph: CodeGraph) -> bool:
+    """Whether ``file`` imports ``module`` or a name from it."""
+    if not module:
+        return False
+    prefix = f"{module}."
+    return any(
+        edge.kind in _IMPORTS and (edge.target == module or edge.target.startswith(prefix))
+        for edge in graph.edges_in_file(file)
+    )
 
 
 def _module_of(change: Change, graph: CodeGraph) -> str:

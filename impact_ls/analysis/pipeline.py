@@ -93,10 +93,13 @@ def analyze(
     walked = _walk(changes, graph, settings)
     breaks = bind_sites(walked.members, changes, graph)
     hidden = _hidden(changes, graph)
-    cochange = _cochange(changes, sources, cochange_of)
+    cochange = _cochange(changes, sources, cochange_of, graph)
     tested = _map_tests(changes, walked, graph, settings, collection=collection, recorded=recorded)
     ranked = _rank(changes, walked, graph, cochange, _test_conf(tested.selection))
-    triage = triage_members(ranked, changes, breaks=breaks, hidden=hidden, settings=settings)
+    partners = {c.file: c.score for c in cochange}
+    triage = triage_members(
+        ranked, changes, breaks=breaks, hidden=hidden, settings=settings, cochange=partners
+    )
     batches = _batch(triage, changes, graph, settings)
     dag = _dag(changes, triage, batches, tested.shown, graph=graph, settings=settings)
     next_edits = decide_next_edits(changes, dag, triage, batches, client=llm)
@@ -206,13 +209,26 @@ def _hidden(changes: Sequence[Change], graph: CodeGraph) -> tuple[Unanalyzable, 
 
 
 def _cochange(
-    changes: Sequence[Change], sources: Sequence[SourceChange], cochange_of: CoChangeLookup | None
+    changes: Sequence[Change],
+    sources: Sequence[SourceChange],
+    cochange_of: CoChangeLookup | None,
+    graph: CodeGraph,
 ) -> tuple[CoChange, ...]:
     if cochange_of is None or not changes:
         return ()
     changed_files = sorted({s.file for s in sources})
     task_text = " ".join(c.short_name for c in changes)
-    return tuple(sorted(cochange_of(changed_files, task_text), key=lambda c: (-c.score, c.file)))
+    # history remembers deleted files and changelogs too: a partner is a Python file of the graph
+    found = [
+        c
+        for c in cochange_of(changed_files, task_text)
+        if c.file.endswith(".py") and _indexed(graph, c.file)
+    ]
+    return tuple(sorted(found, key=lambda c: (-c.score, c.file)))
+
+
+def _indexed(graph: CodeGraph, file: str) -> bool:
+    return bool(graph.nodes_in_file(file))
 
 
 def _test_conf(hits: Sequence[TestHit]) -> dict[QualName, float]:

@@ -15,6 +15,8 @@ Contract:
              entity's file imports (its ``import`` edges, each target reduced to its module).
              The seed uses its baseline entity name and both signatures, since it may no
              longer be a node. No embeddings, no model.
+    support  ``imports_seed``: the member's file imports the seed's module or a name from it —
+             what makes a name-matched site plausible (``triage``).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class Ranked:
     cochange: float
     test_conf: float
     hard: bool
+    imports_seed: bool = False  # the member's file imports the changed module (or from it)
 
 
 def rank_members(
@@ -63,6 +66,9 @@ def rank_members(
     seed_ids = _tokens([seed.entity, seed.before_sig, seed.after_sig])
     seed_strs = _tokens(seed_node.strings if seed_node is not None else ())
     seed_imports = _imports(seed.file, graph, imports_cache, modules_cache)
+    seed_module = next(
+        (n.id for n in graph.nodes_in_file(seed.file) if n.kind is NodeKind.MODULE), None
+    )
     out: list[Ranked] = []
     for member in members:
         if not (member.relations and member.sites):
@@ -85,6 +91,7 @@ def rank_members(
                 cochange=cochange.get(member.file, 0.0),
                 test_conf=test_conf.get(member.entity, 0.0),
                 hard=True,
+                imports_seed=seed_module is not None and seed_module in imports,
             )
         )
     out.sort(key=lambda r: (r.member.distance, -r.lex, r.member.entity, r.member.file))

@@ -38,8 +38,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from impact_ls.analysis.hierarchy import hierarchy_reads, inherited_uses
 from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.model import (
+    CallShape,
     Change,
     ChangeType,
     Edge,
@@ -58,13 +60,20 @@ RELATION_TABLE: Mapping[ChangeType, tuple[Relation, ...]] = MappingProxyType(
             Relation.CALLED_BY,
             Relation.OVERRIDES,
             Relation.OVERRIDDEN_BY,
+            Relation.USED_BY,
         ),
         ChangeType.METHOD_BODY: (Relation.CALLERS,),
-        ChangeType.FIELD: (Relation.USED_BY, Relation.CONSTRUCTED_BY, Relation.SUBCLASS_OF),
+        ChangeType.FIELD: (
+            Relation.USED_BY,
+            Relation.CONSTRUCTED_BY,
+            Relation.SUBCLASS_OF,
+            Relation.IMPORTED_BY,
+        ),
         ChangeType.CLASS_DECL: (
             Relation.INSTANTIATED_BY,
             Relation.SUBCLASS_OF,
             Relation.SUPERCLASS_OF,
+            Relation.USED_BY,
         ),
         ChangeType.CONSTRUCTOR: (Relation.INSTANTIATED_BY,),
         ChangeType.IMPORT: (Relation.IMPORTED_BY,),
@@ -76,6 +85,7 @@ RELATION_TABLE: Mapping[ChangeType, tuple[Relation, ...]] = MappingProxyType(
             Relation.INSTANTIATED_BY,
             Relation.OVERRIDES,
             Relation.OVERRIDDEN_BY,
+            Relation.SUBCLASS_OF,
         ),
         ChangeType.INCOMPLETE: (),
     }
@@ -92,6 +102,7 @@ _CLASS_RELATIONS = frozenset(
     }
 )
 _CONSTRUCTORS = frozenset({"__init__", "__new__"})
+_PROPERTY_FLIPS = frozenset({CallShape.NOW_PROPERTY, CallShape.NO_LONGER_PROPERTY})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -104,10 +115,26 @@ class Hop:
 
 
 def select_relations(change: Change) -> tuple[Relation, ...]:
-    """The relations ``change`` may perturb: its table row, empty for a non-escaping body change."""
-    if change.change_type is ChangeType.METHOD_BODY and not change.escapes:
+    """The relations ``change`` may perturb: its table row, less what its gates close.
+
+    The escape gate empties a body change that no caller can observe. ``UsedBy`` (reads of the
+    entity) is kept for a method-signature change only when the method became or stopped being
+    a ``@property`` (its reads and calls trade places), for a field change always, and for a
+    class declaration only when its bases changed (inherited members, ``isinstance`` reads).
+    ``ImportedBy`` is kept for a field change only when the field is gone (``from m import X``).
+    """
+    kind = change.change_type
+    if kind is ChangeType.METHOD_BODY and not change.escapes:
         return ()
-    return RELATION_TABLE.get(change.change_type, ())
+    row = RELATION_TABLE.get(kind, ())
+    closed: set[Relation] = set()
+    if kind is ChangeType.METHOD_SIGNATURE and not set(change.call_shape) & _PROPERTY_FLIPS:
+        closed.add(Relation.USED_BY)
+    if kind is ChangeType.CLASS_DECL and change.bases_before == change.bases_after:
+        closed.add(Relation.USED_BY)
+    if kind is ChangeType.FIELD and change.after_sig:
+        closed.add(Relation.IMPORTED_BY)
+    return tuple(r for r in row if r not in closed)
 
 
 def walk_seeds(change: Change, graph: CodeGraph) -> tuple[QualName, ...]:
@@ -158,6 +185,10 @@ def _edges(
         return graph.overriders_of(target)
     if relation is Relation.OVERRIDDEN_BY:
         return graph.methods_overridden_by(target)
+    if relation is Relation.USED_BY and change.change_type is ChangeType.CLASS_DECL and at_seed:
+        return sorted(
+            {*inherited_uses(change, graph), *hierarchy_reads(change, graph)}, key=_edge_key
+        )
     if relation is Relation.USED_BY:
         used = target
         if change.change_type is ChangeType.FIELD and not at_seed:
@@ -214,6 +245,7 @@ def _site(edge: Edge, relation: Relation, graph: CodeGraph, forward: bool) -> Si
         args=edge.args,
         name_matched=edge.name_matched,
         relation=relation,
+        target=edge.target,
     )
 
 

@@ -2,23 +2,35 @@
 
 Contract:
     input    ``Ranked`` members (hard-gated), the changes, binding's ``Breaks``, the hidden
-             channels and ``Settings`` (``must_min``, ``may_min``, ``cochange_min``,
-             ``test_min``, ``lex_min``).
+             channels, the co-change score of each file and ``Settings`` (``must_min``,
+             ``may_min``, ``cochange_min``, ``test_min``, ``lex_min``).
     output   ``Triage``: one ``TriageEntry`` per evidence site (two broken calls in one function
-             are two entries, each at its exact range), each bucket sorted by (production
-             code before tests, -conf, file, line, entity). A site reached from several
-             changes, or through several relations, appears once, in its highest bucket.
-    buckets  MUST-INSPECT: a distance-1 site where the binding check proves a break, the site's
-             arguments are provable (no ``*args``/``**kwargs``) and its edge is resolved, not
-             name-matched. The bucket is decided by that proof, not by a score.
-             MAY-IMPACT: any other site of a hard member that is unprovable (``*``/``**``
-             arguments, name-matched edge), or whose member has lex ≥ ``lex_min``, co-change ≥
-             ``cochange_min``, test confidence ≥ ``test_min`` or conf ≥ ``may_min``; and every
-             hidden channel, flagged ``unanalyzable`` with the reference's reason.
-             LOW-RISK: the rest of what the walk touched.
+             are two entries, each at its exact range), each bucket sorted by (production code,
+             then tests, then ``docs/`` and ``examples/``; -conf, file, line, entity). A site
+             reached from several changes, or through several relations, appears once, in its
+             highest bucket.
+    buckets  MUST-INSPECT: a distance-1 site where the binding check proves a break and its
+             edge is resolved, not name-matched; the site's arguments must be provable (no
+             ``*args``/``**kwargs``) unless the break holds whatever they are (a name that is
+             gone, a call-shape flip, an inherited member lost). An ``__all__`` entry of the
+             changed module that still names a removed name. Decided by proof, not by a score.
+             MAY-IMPACT: a direct use of a class whose bases changed (``isinstance``,
+             ``except``, inherited members); a distance-1 call or instantiation that binding
+             proved still binds to the new signature only when its file co-changes with the
+             edited file at all (score > 0; else LOW-RISK); any other distance-1 site that is
+             unprovable or
+             whose member has lex ≥ ``lex_min``, co-change ≥ ``cochange_min``, test confidence
+             ≥ ``test_min`` or conf ≥ ``may_min`` — except that a name-matched site needs its
+             file to co-change (≥ ``cochange_min``) or to import the changed module, and a site
+             beyond distance 1 needs co-change or conf ≥ ``may_min`` from lex alone (issue 11:
+             name matches and far callers, unsupported, were most of the wrong files); and
+             every hidden channel, flagged ``unanalyzable`` with the reference's reason, except
+             a ``weak`` one (a bare string of a name other definitions share, in a file with no
+             import of the changed module) whose file does not co-change.
+             LOW-RISK: the rest of what the walk touched (weak hidden channels still flagged).
     conf     max(lex · 0.5^(distance - 1), co-change, test confidence), then floored to the
              bucket: MUST ≥ ``must_min``, MAY ≥ ``may_min`` (a hidden channel is exactly
-             ``may_min``); a LOW-RISK conf is below ``may_min`` by construction. 4 decimals.
+             ``may_min``); a LOW-RISK conf is capped just below ``may_min``. 4 decimals.
     reason   ``causes.cause_label`` of the site's change and relation; a hidden channel appends
              ``(unanalyzable: <reason>)``.
 """
@@ -26,16 +38,20 @@ Contract:
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 
-from impact_ls.analysis.binding import Breaks
+from impact_ls.analysis.binding import Breaks, binding_checked, is_shape_independent
 from impact_ls.analysis.causes import cause_label
 from impact_ls.analysis.rank import Ranked
 from impact_ls.analysis.relations import select_relations
 from impact_ls.config import Settings
 from impact_ls.model import (
+    Break,
     Bucket,
     Change,
+    ChangeType,
+    Member,
     QualName,
     Relation,
     Triage,
@@ -47,6 +63,8 @@ logger = logging.getLogger(__name__)
 
 _DECIMALS = 4
 _ORDER = {Bucket.MUST_INSPECT: 0, Bucket.MAY_IMPACT: 1, Bucket.LOW_RISK: 2}
+STALE_EXPORT = "stale-export"
+_DOC_FOLDERS = frozenset({"docs", "doc", "examples", "example"})
 
 
 def triage_members(
@@ -56,55 +74,142 @@ def triage_members(
     breaks: Breaks,
     hidden: Sequence[Unanalyzable],
     settings: Settings,
+    cochange: Mapping[str, float] = MappingProxyType({}),
 ) -> Triage:
-    """Split every site of ``ranked`` (and every hidden channel) into the three buckets."""
+    """Split every site of ``ranked`` (and every hidden channel) into the three buckets.
+
+    ``cochange`` is the co-change score of each file: it supports a weak hidden channel.
+    """
     change_of: dict[QualName, Change] = {}
     for each in changes:
         change_of.setdefault(each.entity, each)
     entries: list[TriageEntry] = []
     for item in ranked:
-        member = item.member
-        change = change_of.get(member.seed)
-        if change is None or not member.sites:
-            logger.debug("triage: %s has no change or no site; skipped", member.entity)
+        change = change_of.get(item.member.seed)
+        if change is None or not item.member.sites:
+            logger.debug("triage: %s has no change or no site; skipped", item.member.entity)
             continue
-        base = max(item.lex * 0.5 ** (member.distance - 1), item.cochange, item.test_conf)
-        soft = (
-            item.lex >= settings.lex_min
-            or item.cochange >= settings.cochange_min
-            or item.test_conf >= settings.test_min
-            or base >= settings.may_min
+        entries.extend(_member_entries(item, change, breaks, settings))
+    entries.extend(_hidden_entries(hidden, changes, change_of, settings, cochange))
+    entries.extend(_stale_export_entries(changes, settings))
+    return _partition(entries)
+
+
+def _member_entries(
+    item: Ranked, change: Change, breaks: Breaks, settings: Settings
+) -> list[TriageEntry]:
+    """The entries of one reached member's sites, each in its bucket."""
+    member = item.member
+    entries: list[TriageEntry] = []
+    base = max(item.lex * 0.5 ** (member.distance - 1), item.cochange, item.test_conf)
+    low = min(base, _below(settings.may_min))
+    soft = (
+        item.lex >= settings.lex_min
+        or item.cochange >= settings.cochange_min
+        or item.test_conf >= settings.test_min
+        or base >= settings.may_min
+    )
+    # Beyond distance 1, and for a site found by name only, a reach is not evidence by
+    # itself: what the graph saw is kept, but MAY-IMPACT asks for a second, independent hint.
+    co_changed = item.cochange >= settings.cochange_min
+    far = co_changed or item.lex * 0.5 ** (member.distance - 1) >= settings.may_min
+    for site in member.sites:
+        relation = site.relation or member.relations[0]
+        site_breaks = breaks.at(member, site)
+        provable = not site.name_matched and (
+            site.args is None
+            or site.args.provable
+            or any(is_shape_independent(b) for b in site_breaks)
         )
-        for site in member.sites:
-            relation = site.relation or member.relations[0]
-            provable = (site.args is None or site.args.provable) and not site.name_matched
-            site_breaks = breaks.at(member, site)
-            if member.distance == 1 and site_breaks and provable:
-                bucket, conf = Bucket.MUST_INSPECT, max(base, settings.must_min)
-            elif not provable or soft:
-                bucket, conf = Bucket.MAY_IMPACT, max(base, settings.may_min)
-            else:
-                bucket, conf = Bucket.LOW_RISK, base
-            entries.append(
+        if member.distance == 1 and site_breaks and provable:
+            bucket, conf = Bucket.MUST_INSPECT, max(base, settings.must_min)
+        elif _hierarchy_site(change, relation, member.distance):
+            bucket, conf = Bucket.MAY_IMPACT, max(base, settings.may_min)
+        elif (
+            member.distance == 1
+            and item.cochange <= 0.0
+            and binding_checked(
+                change, args=site.args, relation=relation, name_matched=site.name_matched
+            )
+        ):
+            # binding proved the call still binds: only history says it was edited with
+            # the signature before (issue 11: such calls were most wrong direct callers)
+            bucket, conf = Bucket.LOW_RISK, low
+        elif _unsupported(site.name_matched, co_changed or item.imports_seed, far, member):
+            bucket, conf = Bucket.LOW_RISK, low
+        elif not provable or soft:
+            bucket, conf = Bucket.MAY_IMPACT, max(base, settings.may_min)
+        else:
+            bucket, conf = Bucket.LOW_RISK, low
+        entries.append(
+            TriageEntry(
+                entity=member.entity,
+                file=site.file,
+                line=site.span.line,
+                range=site.span.as_range(),
+                conf=round(conf, _DECIMALS),
+                distance=member.distance,
+                relation=relation,
+                reason=cause_label(change, site=member.entity, relation=relation),
+                seed=change.entity,
+                change_type=change.change_type,
+                bucket=bucket,
+                name_matched=site.name_matched,
+                breaks=site_breaks,
+                via=member.via,
+            )
+        )
+    return entries
+
+
+def _stale_export_entries(changes: Sequence[Change], settings: Settings) -> list[TriageEntry]:
+    """``__all__`` entries of the changed module that name what is gone: ``import *`` fails."""
+    out = []
+    for change in changes:
+        module = QualName(change.entity.rpartition(".")[0] or change.entity)
+        for line in change.stale_exports:
+            detail = f"__all__ still lists '{change.short_name}', which no longer exists"
+            out.append(
                 TriageEntry(
-                    entity=member.entity,
-                    file=site.file,
-                    line=site.span.line,
-                    range=site.span.as_range(),
-                    conf=round(conf, _DECIMALS),
-                    distance=member.distance,
-                    relation=relation,
-                    reason=cause_label(change, site=member.entity, relation=relation),
+                    entity=module,
+                    file=change.file,
+                    line=line,
+                    range=((line, 0), (line, 0)),
+                    conf=round(settings.must_min, _DECIMALS),
+                    distance=1,
+                    relation=Relation.IMPORTED_BY,
+                    reason=cause_label(change, site=module, relation=Relation.IMPORTED_BY),
                     seed=change.entity,
                     change_type=change.change_type,
-                    bucket=bucket,
-                    name_matched=site.name_matched,
-                    breaks=site_breaks,
-                    via=member.via,
+                    bucket=Bucket.MUST_INSPECT,
+                    breaks=(Break(kind=STALE_EXPORT, detail=detail),),
+                    via=change.entity,
                 )
             )
-    entries.extend(_hidden_entries(hidden, changes, change_of, settings))
-    return _partition(entries)
+    return out
+
+
+def _unsupported(name_matched: bool, tied: bool, far: bool, member: Member) -> bool:
+    """A name-matched site whose file has no other tie to the change (co-change, an import of
+    the changed module), or a site beyond distance 1 that co-change does not support."""
+    return (name_matched and not tied) or (member.distance >= 2 and not far)
+
+
+def _below(limit: float) -> float:
+    """The largest reported conf under ``limit``: a LOW-RISK conf stays below ``may_min``."""
+    return round(limit - 0.1**_DECIMALS, _DECIMALS)
+
+
+def _hierarchy_site(change: Change, relation: Relation, distance: int) -> bool:
+    """A direct use of a class whose bases changed (``isinstance``, ``except``, inherited members).
+
+    What it does at run time changed even when no break can be proved: never LOW-RISK.
+    """
+    return (
+        change.change_type is ChangeType.CLASS_DECL
+        and relation is Relation.USED_BY
+        and (distance == 1)
+    )
 
 
 def _hidden_entries(
@@ -112,6 +217,7 @@ def _hidden_entries(
     changes: Sequence[Change],
     change_of: dict[QualName, Change],
     settings: Settings,
+    cochange: Mapping[str, float],
 ) -> list[TriageEntry]:
     out = []
     for ref in hidden:
@@ -125,19 +231,22 @@ def _hidden_entries(
         relations = select_relations(change)
         relation = relations[0] if relations else Relation.CALLERS
         label = cause_label(change, site=ref.entity, relation=relation)
+        # a bare string that many definitions could be named by, in a file with no other tie
+        # to the change, stays listed (``unanalyzable``) but not in MAY-IMPACT
+        weak = ref.weak and cochange.get(ref.file, 0.0) < settings.cochange_min
         out.append(
             TriageEntry(
                 entity=ref.entity,
                 file=ref.file,
                 line=ref.line,
                 range=((ref.line, 0), (ref.line, 0)),
-                conf=round(settings.may_min, _DECIMALS),
+                conf=_below(settings.may_min) if weak else round(settings.may_min, _DECIMALS),
                 distance=1,
                 relation=relation,
                 reason=f"{label} (unanalyzable: {ref.reason})",
                 seed=change.entity,
                 change_type=change.change_type,
-                bucket=Bucket.MAY_IMPACT,
+                bucket=Bucket.LOW_RISK if weak else Bucket.MAY_IMPACT,
                 unanalyzable=True,
                 via=change.entity,
             )
@@ -180,11 +289,11 @@ def _strength(entry: TriageEntry) -> tuple[int, float, int, str, str, str]:
 
 def _report_key(
     entry: TriageEntry,
-) -> tuple[bool, float, str, int, str, tuple[tuple[int, int], tuple[int, int]], str, str]:
+) -> tuple[int, float, str, int, str, tuple[tuple[int, int], tuple[int, int]], str, str]:
     # Tests rank below production sites: fix the code, then its tests (a test that calls the
     # changed function directly has test confidence 1.0, which would otherwise put it first).
     return (
-        _is_test_file(entry.file),
+        _rank_group(entry.file),
         -entry.conf,
         entry.file,
         entry.line,
@@ -193,6 +302,13 @@ def _report_key(
         entry.seed,
         entry.reason,
     )
+
+
+def _rank_group(file: str) -> int:
+    """Production code first, then tests, then documentation and examples (issue 11, item 7)."""
+    if file.split("/", 1)[0] in _DOC_FOLDERS:
+        return 2
+    return 1 if _is_test_file(file) else 0
 
 
 def _is_test_file(file: str) -> bool:

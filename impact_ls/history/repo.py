@@ -1,4 +1,4 @@
-"""Read-only git access through pygit2: revisions, file texts, dirty files and first-parent history.
+"""Read-only git access through pygit2: revisions, file texts, dirty files and history.
 
 This is the only module of the package that opens a git repository (``plant.py`` writes fixture
 repositories for tests and the demo). Every method answers about the work tree of a non-bare
@@ -8,7 +8,7 @@ threads: give each worker its own ``GitRepo.discover``.
 Degraded repositories have defined answers: a folder outside git → ``discover`` returns ``None``;
 an empty repository → ``head_sha()`` is ``None`` and ``resolve`` raises ``RevisionError``; a
 detached HEAD → ``branch_name()`` is ``None``; a shallow clone → ``is_shallow()`` and the
-first-parent walk ends at the shallow boundary (``CommitKind.BOUNDARY``).
+history walk ends at the shallow boundary (``CommitKind.BOUNDARY``).
 """
 
 from __future__ import annotations
@@ -16,12 +16,13 @@ from __future__ import annotations
 import logging
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path, PurePosixPath
 
 import pygit2
-from pygit2.enums import DeltaStatus, DiffOption, ReferenceType
+from pygit2.enums import DeltaStatus, DiffOption, ReferenceType, SortMode
 
 from impact_ls.errors import RevisionError
 
@@ -52,17 +53,18 @@ _MODE_TYPES = {
 
 
 class CommitKind(StrEnum):
-    """How a commit on the first-parent chain relates to its parent."""
+    """How a commit of the history relates to its parents."""
 
     CHANGE = "change"  # one parent, diffed against it
     MERGE = "merge"  # two or more parents: not diffed (its changes belong to the merged commits)
     ROOT = "root"  # no parent: imports a whole tree at once, not diffed
     BOUNDARY = "boundary"  # its parent is cut off by a shallow clone: not diffed
+    SEEN = "seen"  # read by the caller before (``history(known=…)``): not read again
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CommitFacts:
-    """One commit of the first-parent chain: when, why, its first parent, which paths changed."""
+    """One commit of the history: when, why, its first parent, which paths changed."""
 
     sha: str
     time: int
@@ -195,46 +197,71 @@ class GitRepo:
                 paths.add(side.path)
         return sorted(paths)
 
-    def first_parent_history(self, *, stop_at: str | None = None) -> Iterator[CommitFacts]:
-        """Commits from HEAD back along first parents, newest first, ending before ``stop_at``.
+    def is_ancestor(self, old: str) -> bool:
+        """Whether commit ``old`` is HEAD or one of its ancestors (False when unknown here)."""
+        if self._repo.head_is_unborn:
+            return False
+        head = self._repo.head.target
+        try:
+            oid = pygit2.Oid(hex=old)
+            return oid == head or bool(self._repo.descendant_of(head, oid))
+        except (ValueError, KeyError, pygit2.GitError):
+            return False
 
-        ``CHANGE`` commits carry the paths they changed against their parent (no rename
+    def history(
+        self, *, hide: str | None = None, known: Container[str] = frozenset()
+    ) -> Iterator[CommitFacts]:
+        """Every commit reachable from HEAD and not from ``hide``, newest first.
+
+        The order is topological (no commit before one of its descendants), newer committer
+        time first among the rest, so a commit's parent is read soon after it. A ``CHANGE``
+        commit (one parent) carries the paths it changed against its parent (no rename
         detection, like ``git log --no-renames``); merges, roots and shallow-boundary commits
-        carry none. An empty repository yields nothing.
+        carry none. A commit in ``known`` is yielded as ``SEEN`` with its sha and time only:
+        the caller has read it before. An empty repository yields nothing.
         """
         if self._repo.head_is_unborn:
             return
         boundary = self._shallow_boundary()
         target = self._repo.head.target
-        oid = target if isinstance(target, pygit2.Oid) else None
+        if not isinstance(target, pygit2.Oid):
+            return
+        walker = self._repo.walk(target, SortMode.TOPOLOGICAL | SortMode.TIME)
+        if hide is not None:
+            try:
+                walker.hide(pygit2.Oid(hex=hide))
+            except (ValueError, KeyError, pygit2.GitError):
+                logger.debug("cannot hide %s from the history walk; walking all of it", hide)
         trees = _TreeDiffer(self._repo.odb)
-        commit = self._repo.get(oid) if oid is not None else None
-        while isinstance(commit, pygit2.Commit):
+        for commit in walker:
             sha = str(commit.id)
-            if sha == stop_at:
-                return
+            when = int(commit.commit_time)
+            if sha in known:
+                yield CommitFacts(sha=sha, time=when, message="", kind=CommitKind.SEEN)
+                continue
             parent_ids = [] if sha in boundary else commit.parent_ids
-            parent = self._repo.get(parent_ids[0]) if parent_ids else None
+            files: tuple[str, ...] = ()
             if sha in boundary:
-                kind, files = CommitKind.BOUNDARY, ()
+                kind = CommitKind.BOUNDARY
             elif len(parent_ids) > 1:
-                kind, files = CommitKind.MERGE, ()
+                kind = CommitKind.MERGE
             elif not parent_ids:
-                kind, files = CommitKind.ROOT, ()
-            elif not isinstance(parent, pygit2.Commit):
-                kind, files = CommitKind.BOUNDARY, ()
+                kind = CommitKind.ROOT
             else:
-                kind, files = CommitKind.CHANGE, trees.changed_paths(parent.tree_id, commit.tree_id)
+                parent = self._repo.get(parent_ids[0])
+                if isinstance(parent, pygit2.Commit):
+                    kind = CommitKind.CHANGE
+                    files = trees.changed_paths(parent.tree_id, commit.tree_id)
+                else:
+                    kind = CommitKind.BOUNDARY
             yield CommitFacts(
                 sha=sha,
-                time=int(commit.commit_time),
+                time=when,
                 message=_message(commit),
                 kind=kind,
                 parent=str(parent_ids[0]) if parent_ids else None,
                 files=files,
             )
-            # The parent object is the next commit: looking it up again cost a second read.
-            commit = parent if isinstance(parent, pygit2.Commit) else None
 
     def _commit(self, rev: str) -> pygit2.Commit:
         if self._repo.head_is_unborn:
@@ -282,39 +309,40 @@ class _TreeDiffer:
 
     libgit2's tree diff expands both trees to every file they hold, so each commit cost time in
     proportion to the size of the whole project; like ``git log`` this compares entries level by
-    level and descends only into subtrees whose ids differ. Walking first parents, a commit's
-    trees are its child's parent trees, so the entries of the trees read for one commit are kept
-    for the next (two generations) and every tree is parsed once per walk.
+    level and descends only into subtrees whose ids differ. Walking history newest first, a
+    commit's trees are mostly its child's parent trees, so parsed trees are kept (the most
+    recently read ``MAX_TREES``; older ones are dropped in a batch) and read once per walk.
 
     Same answer as libgit2 without rename detection: a changed blob, symlink or submodule (also a
     mode change within one type) is one path; an entry whose type changes is deleted and added
     (a path twice, or a file and every file of a folder); sorted by path (git's tree order).
     """
 
-    __slots__ = ("_current", "_odb", "_previous")
+    __slots__ = ("_cache", "_odb")
+
+    MAX_TREES = 16384
 
     def __init__(self, odb: pygit2.Odb) -> None:
         self._odb = odb
         # Keyed by the raw 20-byte id, as tree entries name their children.
-        self._previous: dict[bytes, frozenset[bytes]] = {}
-        self._current: dict[bytes, frozenset[bytes]] = {}
+        self._cache: dict[bytes, frozenset[bytes]] = {}
 
     def changed_paths(self, old: pygit2.Oid, new: pygit2.Oid) -> tuple[str, ...]:
         """Paths that differ between the trees ``old`` and ``new``, sorted."""
         paths: list[str] = []
         self._diff(old.raw, new.raw, "", paths)
-        self._previous, self._current = self._current, {}
+        if len(self._cache) > self.MAX_TREES:
+            # dicts keep insertion order: drop the oldest half at once
+            for key in list(islice(self._cache, len(self._cache) // 2)):
+                del self._cache[key]
         paths.sort()
         return tuple(paths)
 
     def _entries(self, oid: bytes) -> frozenset[bytes]:
-        entries = self._current.get(oid)
+        entries = self._cache.get(oid)
         if entries is None:
-            entries = self._previous.get(oid)
-            if entries is None:
-                _, data = self._odb.read(pygit2.Oid(raw=oid))
-                entries = frozenset(_TREE_ENTRY.findall(data))
-            self._current[oid] = entries
+            _, data = self._odb.read(pygit2.Oid(raw=oid))
+            entries = self._cache[oid] = frozenset(_TREE_ENTRY.findall(data))
         return entries
 
     def _diff(self, old: bytes, new: bytes, prefix: str, paths: list[str]) -> None:

@@ -55,6 +55,7 @@ def _test_entry(hit: TestHit) -> dict[str, Any]:
     out: dict[str, Any] = {
         "file": hit.file,
         "test": hit.test,
+        "test_file": hit.test_file,
         "conf": _score(hit.conf),
         "evidence": str(hit.evidence),
     }

@@ -9,6 +9,8 @@ from impact_ls.model import (
     ChangeType,
     DynamicKind,
     DynamicRef,
+    Edge,
+    EdgeKind,
     Node,
     NodeKind,
     QualName,
@@ -101,3 +103,40 @@ def test_changes_without_dependents_have_no_hidden_channels():
     assert find_hidden_channels(_change(ChangeType.ADD, "pkg.auth.Login.login"), graph) == ()
     local = _change(ChangeType.METHOD_BODY, "pkg.auth.Login.login", escapes=False)
     assert find_hidden_channels(local, graph) == ()
+
+
+def test_a_string_of_a_shared_name_is_weak_unless_its_file_imports_the_changed_module():
+    nodes = [
+        Node(id=Q("pkg.auth"), kind=NodeKind.MODULE, file="pkg/auth.py", span=Span(line=1)),
+        Node(
+            id=Q("pkg.auth.Login.get"), kind=NodeKind.METHOD, file="pkg/auth.py", span=Span(line=5)
+        ),
+        Node(id=Q("pkg.cache.get"), kind=NodeKind.FUNCTION, file="pkg/cache.py", span=Span(line=1)),
+    ]
+    dynamic = [
+        _ref("pkg.http", "get", DynamicKind.STRING_LITERAL, "pkg/http.py", 3),
+        _ref("pkg.views", "get", DynamicKind.STRING_LITERAL, "pkg/views.py", 8),
+        _ref("pkg.plugins", "get", DynamicKind.GETATTR, "pkg/plugins.py", 2),
+    ]
+    imports = [
+        Edge(
+            source=Q("pkg.views"),
+            target=Q("pkg.auth.Login"),
+            kind=EdgeKind.IMPORT,
+            file="pkg/views.py",
+            span=Span(line=1),
+        )
+    ]
+    graph = CodeGraph.of(nodes, imports, dynamic)
+    hidden = find_hidden_channels(_change(ChangeType.METHOD_SIGNATURE, "pkg.auth.Login.get"), graph)
+    # "get" names two definitions: a bare "get" is weak where nothing else ties it to pkg.auth;
+    # a getattr is an attribute lookup by that name, never weak
+    assert [(u.file, u.weak) for u in hidden] == [
+        ("pkg/http.py", True),
+        ("pkg/plugins.py", False),
+        ("pkg/views.py", False),
+    ]
+    unique = find_hidden_channels(
+        _change(ChangeType.METHOD_SIGNATURE, "pkg.auth.Login.login"), _graph()
+    )
+    assert not any(u.weak for u in unique)

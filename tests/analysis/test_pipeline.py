@@ -70,11 +70,20 @@ def test_cochange_is_asked_with_the_changed_files_and_the_task_text_and_sorted()
 
     def cochange_of(files, task_text):
         asked.append((tuple(files), task_text))
-        return (CoChange(file="pkg/b.py", score=0.2), CoChange(file="pkg/a.py", score=0.4))
+        return (
+            CoChange(file="pkg/views.py", score=0.2),
+            CoChange(file="pkg/api.py", score=0.4),
+            # history remembers what the tree no longer has, and files that are not Python
+            CoChange(file="pkg/deleted.py", score=0.9),
+            CoChange(file="CHANGES.rst", score=0.8),
+        )
 
     report, _ = _run(cochange_of=cochange_of)
     assert asked == [(("pkg/auth.py",), "login")]
-    assert [(c.file, c.score) for c in report.cochange] == [("pkg/a.py", 0.4), ("pkg/b.py", 0.2)]
+    assert [(c.file, c.score) for c in report.cochange] == [
+        ("pkg/api.py", 0.4),
+        ("pkg/views.py", 0.2),
+    ]
 
 
 def test_caps_and_unparsable_regions_are_said_in_the_audit():

@@ -65,7 +65,9 @@ def _site(file: str, line: int, args: ArgShape | None, *, name_matched: bool = F
     )
 
 
-def _ranked(entity: str, distance: int, sites, *, lex=0.0, cochange=0.0, test_conf=0.0) -> Ranked:
+def _ranked(
+    entity: str, distance: int, sites, *, lex=0.0, cochange=0.0, test_conf=0.0, imports=False
+) -> Ranked:
     member = Member(
         entity=Q(entity),
         file=sites[0].file,
@@ -77,7 +79,14 @@ def _ranked(entity: str, distance: int, sites, *, lex=0.0, cochange=0.0, test_co
         seed=SEED,
         name_matched=all(s.name_matched for s in sites),
     )
-    return Ranked(member=member, lex=lex, cochange=cochange, test_conf=test_conf, hard=True)
+    return Ranked(
+        member=member,
+        lex=lex,
+        cochange=cochange,
+        test_conf=test_conf,
+        hard=True,
+        imports_seed=imports,
+    )
 
 
 ONE = ArgShape(positional=1)
@@ -122,9 +131,18 @@ def test_partition_is_exact():
         ),
         _ranked("pkg.api.spread", 1, [_site("pkg/api.py", 20, STAR)], lex=0.05),
         _ranked("pkg.views.page", 1, [_site("pkg/views.py", 7, ONE, name_matched=True)]),
+        # a name-matched site in a file that imports the changed module is plausible
+        _ranked(
+            "pkg.forms.post", 1, [_site("pkg/forms.py", 3, ONE, name_matched=True)], imports=True
+        ),
         _ranked("pkg.api.route", 2, [_site("pkg/api.py", 30, ArgShape())], lex=0.4),
+        # beyond distance 1 co-change supports the reach; a test's confidence alone does not
+        _ranked("pkg.api.batch", 2, [_site("pkg/batch.py", 8, ONE)], cochange=0.4),
+        _ranked("tests.test_api.test_route", 2, [_site("tests/test_api.py", 5, ONE)], test_conf=1),
         _ranked("pkg.jobs.tick", 1, [_site("pkg/jobs.py", 5, TWO)], lex=0.05),
+        # binding proved these calls still bind: history must tie the file to the change
         _ranked("pkg.auth.relogin", 1, [_site("pkg/auth.py", 40, TWO)], lex=0.8),
+        _ranked("pkg.auth.renew", 1, [_site("pkg/auth.py", 50, TWO)], lex=0.8, cochange=0.1),
         _ranked("pkg.hist.sync", 1, [_site("pkg/hist.py", 2, TWO)], cochange=0.3),
         _ranked("pkg.deep.far", 3, [_site("pkg/deep.py", 2, ArgShape())], lex=0.05),
     ]
@@ -144,16 +162,20 @@ def test_partition_is_exact():
         ("pkg.api.handle", "pkg/api.py", 9, 0.7, 1),
     ]
     assert _rows(triage.may_impact) == [
-        ("pkg.auth.relogin", "pkg/auth.py", 40, 0.8, 1),
+        ("pkg.auth.renew", "pkg/auth.py", 50, 0.8, 1),
+        ("pkg.api.batch", "pkg/batch.py", 8, 0.4, 2),
         ("pkg.api.spread", "pkg/api.py", 20, 0.35, 1),
-        ("pkg.api.route", "pkg/api.py", 30, 0.35, 2),
+        ("pkg.forms.post", "pkg/forms.py", 3, 0.35, 1),
         ("pkg.hist.sync", "pkg/hist.py", 2, 0.35, 1),
         ("pkg.plugins.run", "pkg/plugins.py", 7, 0.35, 1),
-        ("pkg.views.page", "pkg/views.py", 7, 0.35, 1),
     ]
     assert _rows(triage.low_risk) == [
+        ("pkg.auth.relogin", "pkg/auth.py", 40, 0.3499, 1),
+        ("pkg.api.route", "pkg/api.py", 30, 0.2, 2),
         ("pkg.jobs.tick", "pkg/jobs.py", 5, 0.05, 1),
         ("pkg.deep.far", "pkg/deep.py", 2, 0.0125, 3),
+        ("pkg.views.page", "pkg/views.py", 7, 0.0, 1),
+        ("tests.test_api.test_route", "tests/test_api.py", 5, 0.3499, 2),
     ]
     assert all(e.conf >= 0.70 for e in triage.must_inspect)
     assert all(e.conf >= 0.35 for e in triage.may_impact)
@@ -182,7 +204,9 @@ def test_must_entry_carries_its_site_range_break_and_cause():
 
 
 def test_name_matched_break_is_only_may_and_hidden_is_flagged():
-    page = _ranked("pkg.views.page", 1, [_site("pkg/views.py", 7, ONE, name_matched=True)])
+    page = _ranked(
+        "pkg.views.page", 1, [_site("pkg/views.py", 7, ONE, name_matched=True)], cochange=0.3
+    )
     hidden = (
         Unanalyzable(
             file="pkg/plugins.py",
@@ -305,4 +329,49 @@ def test_tests_rank_below_production_sites():
         "zeta/api.py",
         "tests/test_auth.py",
         "pkg/test_helpers.py",
+    ]
+
+
+def test_docs_and_examples_rank_below_tests_and_production():
+    ranked = [
+        _ranked("examples.demo.main", 1, [_site("examples/demo.py", 3, ONE)], lex=0.9),
+        _ranked("docs.conf.setup", 1, [_site("docs/conf.py", 8, ONE)], lex=0.9),
+        _ranked("tests.test_auth.test_a", 1, [_site("tests/test_auth.py", 4, ONE)]),
+        _ranked("pkg.api.handle", 1, [_site("pkg/api.py", 9, ONE)]),
+    ]
+    triage = _triage(ranked)
+    assert [e.file for e in triage.must_inspect] == [
+        "pkg/api.py",
+        "tests/test_auth.py",
+        "docs/conf.py",
+        "examples/demo.py",
+    ]
+
+
+def test_a_weak_hidden_channel_is_listed_low_unless_its_file_co_changes():
+    def weak(file: str) -> Unanalyzable:
+        return Unanalyzable(
+            file=file,
+            line=3,
+            reason="string literal 'login' names a definition",
+            entity=Q("pkg.other"),
+            name="login",
+            seed=SEED,
+            weak=True,
+        )
+
+    hidden = (weak("pkg/http.py"), weak("pkg/views.py"))
+    triage = triage_members(
+        [],
+        [CHANGE],
+        breaks=Breaks(),
+        hidden=hidden,
+        settings=Settings(),
+        cochange={"pkg/views.py": 0.5},
+    )
+    assert [(e.file, e.unanalyzable, e.conf) for e in triage.may_impact] == [
+        ("pkg/views.py", True, 0.35)
+    ]
+    assert [(e.file, e.unanalyzable, e.conf) for e in triage.low_risk] == [
+        ("pkg/http.py", True, 0.3499)
     ]

@@ -20,8 +20,8 @@ seeded by ``--seed``, is replayed.
 Replay (``commits_replay.py``): the parent checked out in a work tree of the clone (history ends
 at the parent), the seed's new text written over it, ``Engine.analyze_worktree`` in-process
 (the ``impact-ls analyze --format json --no-llm`` path) with the engine kept warm across the
-cases of one repository. Ours = files of MUST-INSPECT and MAY-IMPACT (and ``tests[].test_file``
-when the report has it) minus the seed, ranked MUST first, then by conf.
+cases of one repository. Ours = files of MUST-INSPECT and MAY-IMPACT minus the seed, ranked
+MUST first, then by conf (a row adds the ``tests[].test_file`` of every selected test).
 
 Peers in the same run on the same cases (``commits_peers.py``): ``git grep -c -w`` of the changed
 names at the parent, and plain co-change of the seed in commits strictly before the parent, cut
@@ -198,7 +198,7 @@ def run_case(
     try:
         text = seed_text(replayer.clone, case.sha, case.seed)
         run.refresh = replayer.move_to(case.parent, case.seed, text)
-        run.ours, report, run.analyze = replayer.analyze(case.seed)
+        run.ours, report, run.analyze = _analyze(replayer, case.seed)
     except AblationError:
         raise
     except Exception:  # a product crash on a real commit is a finding, not the end of the run
@@ -215,12 +215,33 @@ def run_case(
     run.change_types = tuple(f"{c['change_type']}:{c['entity']}" for c in report["changes"])
     if ablate:
         for channel in CHANNELS:
-            ablated, _, _ = replayer.analyze(
-                case.seed, channel, expect_call=bool(report["changes"])
+            ablated, _, _ = _analyze(
+                replayer, case.seed, channel, expect_call=bool(report["changes"])
             )
             run.ablations[channel] = ablated.ranked
             run.ablation_must[channel] = ablated.must
     return run
+
+
+_ATTEMPTS = 5
+
+
+def _analyze(
+    replayer: Replayer, seed: str, channel: str | None = None, *, expect_call: bool = True
+) -> tuple[Prediction, dict[str, Any], Timing]:
+    """``replayer.analyze``, run again when CPython 3.11's ast converter fails spuriously.
+
+    Its recursion counter is one per interpreter, so an ``ast.parse`` racing another thread's
+    (a jedi confirmation past its budget) can raise ``SystemError``; the same call succeeds
+    when repeated.
+    """
+    for attempt in range(_ATTEMPTS):
+        try:
+            return replayer.analyze(seed, channel, expect_call=expect_call)
+        except SystemError:
+            if attempt == _ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
 def run_repo(
@@ -282,7 +303,7 @@ def _ablation_scores(runs: list[CaseRun], channel: str, *, must: bool = False) -
 METHOD_LABELS = {
     "ours": "ours: MUST ∪ MAY",
     "ours_must": "ours: MUST-INSPECT only",
-    "ours_test_ids": "ours + test files of tests[] node ids",
+    "ours_test_ids": "ours + tests[].test_file of every selected test",
     "grep": "git grep -w changed names",
     "cochange_k_ours": "co-change, top K = size of ours",
     "cochange_k10": "co-change, top 10",

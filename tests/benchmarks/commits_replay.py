@@ -10,10 +10,11 @@ the graph and moves the co-change index to the new HEAD (timed), and
 (timed, wall and CPU; run again under each ablation without moving the tree).
 
 ``prediction`` turns a report into our ranked file list: MUST-INSPECT entries first, then
-MAY-IMPACT entries and the test files of ``tests[]`` (the ``test_file`` field when the report has
-one), each bucket by conf descending in report order, each file at its first place, the seed
-left out. ``test_files_from_ids`` gives the same list with the test files read off the pytest
-node ids of ``tests[]`` as well (an informational variant: the report does not say them yet).
+MAY-IMPACT entries, each bucket by conf descending in report order, each file at its first
+place, the seed left out. A test file that calls the changed signature is a triage site like any
+other and counts there. ``with_test_ids`` adds the test files of every selected test
+(``tests[].test_file``): an informational variant, since ``tests[]`` is what to re-run — a
+superset chosen for recall — not what to edit.
 """
 
 from __future__ import annotations
@@ -86,9 +87,8 @@ def prediction(report: dict[str, Any], seed: str) -> Prediction:
             order += 1
     with_ids = list(scored)
     for hit in report.get("tests", ()):
-        if "test_file" in hit:
-            scored.append((1, -float(hit["conf"]), order, hit["test_file"]))
-        with_ids.append((1, -float(hit["conf"]), order, _test_file(hit["test"])))
+        test_file = hit.get("test_file") or _test_file(hit["test"])
+        with_ids.append((1, -float(hit["conf"]), order, test_file))
         order += 1
 
     def files(rows: list[tuple[int, float, int, str]]) -> tuple[str, ...]:

@@ -154,7 +154,7 @@ def test_commits_touching_more_than_the_cap_are_skipped(plant: Plant) -> None:
     )
 
 
-def test_merges_and_side_branch_commits_are_skipped(plant: Plant) -> None:
+def test_merged_branch_commits_count_and_merges_do_not(plant: Plant) -> None:
     root = plant(
         {"hub.py": "HUB = 1\n"},
         """
@@ -177,8 +177,12 @@ def test_merges_and_side_branch_commits_are_skipped(plant: Plant) -> None:
         """,
     )
     index = _index(root)
-    assert index.commit_count == 1
-    assert _pairs(index.partners(["hub.py"], task_text="", before=FAR_FUTURE)) == [("main.py", 1.0)]
+    # "Side work" lives only behind the merge; the merge's own diff is not a commit of its own
+    assert index.commit_count == 2
+    assert _pairs(index.partners(["hub.py"], task_text="", before=FAR_FUTURE)) == [
+        ("main.py", 0.5),
+        ("side.py", 0.5),
+    ]
 
 
 def test_the_cache_of_a_head_is_reused(basic_repo: Path, tmp_path: Path) -> None:
@@ -215,7 +219,7 @@ def test_a_corrupt_cache_is_a_miss_and_is_rewritten(
     path = cache / f"cochange-{head}.json"
     if damage == "RIGHT_HEAD_BAD_IDS":
         payload = json.loads(path.read_text(encoding="utf-8"))
-        payload["commits"][0][2] = [999]
+        payload["commits"][0][3] = [999]
         damage = json.dumps(payload)
     path.write_text(damage, encoding="utf-8")
     rebuilt = _index(basic_repo, cache)
@@ -308,12 +312,15 @@ def test_refreshing_an_old_view_twice_does_not_disturb_the_first_refresh(
     assert _everything(first, PATHS) == _everything(second, PATHS)
 
 
-def test_refresh_after_head_moved_back_rebuilds(basic_repo: Path, tmp_path: Path) -> None:
+def test_refresh_after_head_moved_back_reads_nothing_again(
+    basic_repo: Path, tmp_path: Path
+) -> None:
     index = _index(basic_repo, tmp_path / "cache")
     git(basic_repo, "reset", "-q", "--hard", "HEAD~2")
     moved = index.refresh(_open(basic_repo))
-    assert moved.mined_commits == 5  # four changes and the root commit, read again
+    assert moved.mined_commits == 0  # every commit it reaches was read for the first HEAD
     assert moved.commit_count == 4
+    assert index.commit_count == 6  # the first view is untouched
     assert _pairs(moved.partners(["pkg/auth.py"], task_text="", before=FAR_FUTURE)) == [
         ("pkg/session.py", 0.5),
         ("pkg/util.py", 0.5),

@@ -153,7 +153,7 @@ def test_an_empty_repository_has_no_head_and_says_so(tmp_path: Path) -> None:
     assert repo.head_sha() is None
     assert repo.branch_name() == "trunk"
     assert not repo.is_shallow()
-    assert list(repo.first_parent_history()) == []
+    assert list(repo.history()) == []
     with pytest.raises(RevisionError, match="no commits yet"):
         repo.resolve("HEAD")
     with pytest.raises(RevisionError, match="no commits yet"):
@@ -167,7 +167,7 @@ def test_a_shallow_clone_is_shallow_and_its_history_ends_at_the_boundary(
     repo = _open(tmp_path / "shallow")
     assert repo.is_shallow()
     assert not _open(basic_repo).is_shallow()
-    history = list(repo.first_parent_history())
+    history = list(repo.history())
     assert [(fact.message.strip(), fact.kind) for fact in history] == [
         ("Send a mail after login", CommitKind.CHANGE),
         ("Fix login redirect", CommitKind.BOUNDARY),
@@ -176,7 +176,7 @@ def test_a_shallow_clone_is_shallow_and_its_history_ends_at_the_boundary(
     assert history[1].files == ()
 
 
-def test_first_parent_history_walks_first_parents_and_does_not_diff_merges(plant: Plant) -> None:
+def test_history_walks_merged_branches_and_does_not_diff_merges(plant: Plant) -> None:
     root = plant(
         {"a.py": "A = 1\n"},
         """
@@ -199,12 +199,39 @@ def test_first_parent_history_walks_first_parents_and_does_not_diff_merges(plant
         """,
     )
     repo = _open(root)
-    history = list(repo.first_parent_history())
+    history = list(repo.history())
     assert [(f.message, f.kind, f.files, f.time) for f in history] == [
         ("Merge feature", CommitKind.MERGE, (), epoch("2024-01-04T00:00:00Z")),
         ("Main work", CommitKind.CHANGE, ("a.py", "main.py"), epoch("2024-01-03T00:00:00Z")),
+        ("Side work", CommitKind.CHANGE, ("a.py", "side.py"), epoch("2024-01-02T00:00:00Z")),
         ("initial import", CommitKind.ROOT, (), epoch("2024-01-01T00:00:00Z")),
     ]
     assert history[0].parent == history[1].sha
-    stop = list(repo.first_parent_history(stop_at=history[1].sha))
-    assert [f.sha for f in stop] == [history[0].sha]
+    # what the merge adds to the main line: itself and the branch, not what main had already
+    main_work = history[1].sha
+    after_main = list(repo.history(hide=main_work))
+    assert [f.message for f in after_main] == ["Merge feature", "Side work"]
+    seen = list(repo.history(known={main_work}))
+    assert [(f.sha, f.kind, f.message) for f in seen if f.sha == main_work] == [
+        (main_work, CommitKind.SEEN, "")
+    ]
+
+
+def test_is_ancestor_says_whether_head_grew_from_a_commit(plant: Plant) -> None:
+    root = plant(
+        {"a.py": "A = 1\n"},
+        """
+        [[commit]]
+        message = "Second"
+        date = "2024-01-02T00:00:00Z"
+        touch = ["a.py"]
+        """,
+    )
+    repo = _open(root)
+    head, first = repo.resolve("HEAD"), repo.resolve("HEAD~1")
+    assert repo.is_ancestor(first) and repo.is_ancestor(head)
+    git(root, "checkout", "-q", "--detach", first)
+    moved = _open(root)
+    assert not moved.is_ancestor(head)
+    assert not moved.is_ancestor("0" * 40)
+    assert not moved.is_ancestor("not a sha")

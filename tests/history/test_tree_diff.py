@@ -1,4 +1,4 @@
-"""first_parent_history's changed paths equal libgit2's tree diff, on trees built entry by entry.
+"""history's changed paths equal libgit2's tree diff, on trees built entry by entry.
 
 The history walk compares raw tree objects and skips equal subtrees instead of asking libgit2
 for a full diff; these commits cover what that comparison must get right: nested edits, added
@@ -162,7 +162,7 @@ def test_changed_paths_match_libgit2_tree_diff(tmp_path: Path) -> None:
 
     repo = GitRepo.discover(tmp_path / "repo")
     assert repo is not None
-    history = list(repo.first_parent_history())
+    history = list(repo.history())
     assert [fact.message for fact in reversed(history)] == ["base"] + [s[0] for s in STEPS]
     assert history[-1].kind is CommitKind.ROOT
     changes = list(reversed(history[:-1]))
@@ -192,7 +192,7 @@ def test_a_long_walk_reuses_trees_and_still_matches_libgit2(tmp_path: Path) -> N
         raw.create_commit("HEAD", when, when, f"commit {number}", trees[-1], parents)
     repo = GitRepo.discover(tmp_path / "repo")
     assert repo is not None
-    facts = list(reversed(list(repo.first_parent_history())))
+    facts = list(reversed(list(repo.history())))
     assert len(facts) == 40
     for fact, (old, new) in zip(facts[1:], pairwise(trees), strict=True):
         assert list(fact.files) == _libgit2_paths(raw, old, new)

@@ -206,6 +206,7 @@ def test_chromium_renders_the_page_with_nothing_overlapping(
     # coloured by bucket, as the browser computed it
     assert by_entity["shop.pricing.price"]["fill"] == "rgb(219, 234, 254)"  # the edit
     assert by_entity["shop.cart.Cart.total"]["fill"] == "rgb(254, 226, 226)"  # must-inspect
+    # a test two calls away that history ties to the edit (it changed with pricing once)
     assert by_entity["tests.test_cart.test_cart_total"]["fill"] == "rgb(254, 243, 199)"  # may
     # the edit is left of its callers, which are left of what reaches the edit through them
     x = {e: n["rect"]["x"] for e, n in by_entity.items()}

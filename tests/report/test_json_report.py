@@ -117,12 +117,14 @@ def test_batches_tests_cochange_unanalyzable_obligations(reports: Reports) -> No
         {
             "file": "pkg/auth.py",
             "test": "tests/test_auth.py::TestLogin::test_mfa",
+            "test_file": "tests/test_auth.py",
             "conf": 1.0,
             "evidence": "static",
         },
         {
             "file": "pkg/auth.py",
             "test": "tests/test_views.py::test_login_view",
+            "test_file": "tests/test_views.py",
             "conf": 0.56,
             "evidence": "recorded",
         },

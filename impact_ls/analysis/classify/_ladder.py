@@ -20,6 +20,7 @@ from impact_ls.analysis.classify._outline import (
     Outline,
     Parsed,
     Statement,
+    ast_of,
     bodies,
     compact,
     norm,
@@ -38,6 +39,14 @@ from impact_ls.analysis.classify._settle import (
     opcodes,
     settle,
     split_lines,
+)
+from impact_ls.analysis.classify._shape import (
+    bases_of,
+    call_shape,
+    export_lines,
+    instance_attributes,
+    own_names,
+    serves_any_attribute,
 )
 from impact_ls.analysis.classify._signatures import (
     SIG_CHARS,
@@ -217,7 +226,13 @@ def _deleted(ctx: _Context, definition: Definition) -> Change:
         binds_first_param=_binds(definition),
         removed_names=(entity,),
         what=f"removed {_noun(definition)} {definition.name}",
+        stale_exports=_stale_exports(ctx, definition.path, definition.name),
     )
+
+
+def _stale_exports(ctx: _Context, path: tuple[str, ...], name: str) -> tuple[int, ...]:
+    """Where the current text's ``__all__`` still lists a module-level name that is gone."""
+    return export_lines(ctx.new.parse.tree, name) if not path else ()
 
 
 def _binds(definition: Definition) -> bool:
@@ -238,7 +253,16 @@ def _init_params(outline: Outline, cls: Definition) -> tuple[Param, ...] | None:
     if init is not None:
         return signature(outline, init).params
     generated = generated_init(outline, cls)
-    return generated.params if generated is not None else None
+    if generated is not None:
+        return generated.params
+    node = ast_of(outline, cls)
+    if (
+        isinstance(node, ast.ClassDef)
+        and not (node.bases or node.keywords or node.decorator_list)
+        and not (own_names(node) & {"__new__", "__init__"})
+    ):
+        return (Param(name="self"),)  # object.__init__: a call with arguments fails
+    return None
 
 
 def _generated_init_change(
@@ -283,8 +307,12 @@ def _modified(ctx: _Context, before: Definition, after: Definition) -> Iterator[
                 after_params=_init_params(ctx.new, after),
                 binds_first_param=True,
                 what=class_what(old_sig, new_sig),
+                bases_before=bases_of(old_sig.node) or (),
+                bases_after=bases_of(new_sig.node) or (),
+                own_members=_own_members(new_sig.node),
             )
         yield from _generated_init_change(ctx, before, after)
+        yield from _removed_attributes(ctx, entity, old_sig.node, new_sig.node)
         return
     span = ctx.lines.patched_range(after.start, after.end)
     common = {
@@ -296,12 +324,16 @@ def _modified(ctx: _Context, before: Definition, after: Definition) -> Iterator[
         "after_params": new_sig.params,
         "binds_first_param": _binds(after),
     }
-    if old_sig.key != new_sig.key:
+    shape = call_shape(old_sig, new_sig)
+    if old_sig.key != new_sig.key or shape:
         params_differ = old_sig.key[0] != new_sig.key[0] or old_sig.params != new_sig.params
         constructor = after.name == "__init__" and after.in_class and params_differ
+        what = signature_what(old_sig, new_sig) if old_sig.key != new_sig.key else ""
+        said = [str(s) for s in shape if str(s) not in what]
         yield ctx.change(
             change_type=ChangeType.CONSTRUCTOR if constructor else ChangeType.METHOD_SIGNATURE,
-            what=signature_what(old_sig, new_sig),
+            what=clip(", ".join(p for p in (what, *said) if p), WHAT_CHARS),
+            call_shape=shape,
             **common,
         )
         return
@@ -313,6 +345,37 @@ def _modified(ctx: _Context, before: Definition, after: Definition) -> Iterator[
             escapes=escapes,
             escape_reason=reason,
             **common,
+        )
+
+
+def _own_members(node: ast.AST | None) -> tuple[str, ...]:
+    if not isinstance(node, ast.ClassDef):
+        return ()
+    return tuple(sorted(own_names(node) | set(instance_attributes(node))))
+
+
+def _removed_attributes(
+    ctx: _Context, entity: QualName, old_node: ast.AST | None, new_node: ast.AST | None
+) -> Iterator[Change]:
+    """A ``self.<name>`` no method binds any more (renamed, or a stored parameter dropped)."""
+    if not isinstance(old_node, ast.ClassDef) or not isinstance(new_node, ast.ClassDef):
+        return
+    if serves_any_attribute(old_node) or serves_any_attribute(new_node):
+        return
+    old_attrs = instance_attributes(old_node)
+    class_level = own_names(old_node)
+    still = own_names(new_node) | set(instance_attributes(new_node))
+    for name, stmt in sorted(old_attrs.items()):
+        # A class-level field is compared as a field; ``self.__x`` is mangled, private to the class.
+        if name in still or name in class_level or (name.startswith("__") and name[-2:] != "__"):
+            continue
+        yield ctx.change(
+            change_type=ChangeType.FIELD,
+            entity=QualName(f"{entity}.{name}"),
+            line_range=(stmt.lineno, stmt.end_lineno or stmt.lineno),
+            before_sig=clip(" ".join(ast.unparse(stmt).split()), SIG_CHARS),
+            removed_names=(QualName(f"{entity}.{name}"),),
+            what=f"removed attribute {name}",
         )
 
 
@@ -374,6 +437,7 @@ def _compare_fields(ctx: _Context) -> Iterator[Change]:
                 before_sig=_field_sig(before),
                 removed_names=(entity,),
                 what=f"removed field {name}",
+                stale_exports=_stale_exports(ctx, path, name),
             )
         elif [s.norm for s in before] != [s.norm for s in after]:
             old_parts = [_field_parts(s) for s in before]

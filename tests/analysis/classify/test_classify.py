@@ -137,8 +137,12 @@ def test_class_bases_change_is_class_decl() -> None:
             after_params=(_p("self"), _p("db")),
             binds_first_param=True,
             what="bases changed",
+            bases_before=("Base",),
+            bases_after=("Base", "AuditMixin"),
+            own_members=("__init__", "db", "login", "normalize", "retries"),
         ),
     )
+    assert _classify(after)[0].added_bases == ("AuditMixin",)
 
 
 def test_import_change_is_import_with_the_removed_names() -> None:
@@ -541,7 +545,9 @@ def _body(before_body: str, after_body: str, sig: str = "def f(self, p, items):"
     prefix = f"COUNTER = 0\nCACHE = {{}}\n\n\nclass K:\n    {sig}\n"
     before = prefix + textwrap.indent(textwrap.dedent(before_body), " " * 8)
     after = prefix + textwrap.indent(textwrap.dedent(after_body), " " * 8)
-    (change,) = classify_changes(file=FILE, module=MODULE, before=before, after=after)
+    changes = classify_changes(file=FILE, module=MODULE, before=before, after=after)
+    # a write of self.<name> that is gone is also a removed attribute (its own change)
+    (change,) = [c for c in changes if c.change_type is not ChangeType.FIELD]
     assert change.change_type is ChangeType.METHOD_BODY
     return change
 
@@ -595,6 +601,17 @@ def test_global_and_module_level_writes_escape() -> None:
 
 def test_removed_write_and_yield_escape() -> None:
     assert _gate("self.db = p\nx = 1\n", "x = 1\n") == (True, "no longer writes self.db")
+    prefix = "class K:\n    def f(self, p):\n"
+    removed = classify_changes(
+        file=FILE,
+        module=MODULE,
+        before=prefix + "        self.db = p\n",
+        after=prefix + "        x = p\n",
+    )
+    assert [(c.change_type, c.entity, c.line_range) for c in removed] == [
+        (ChangeType.METHOD_BODY, "pkg.auth.K.f", (2, 3)),
+        (ChangeType.FIELD, "pkg.auth.K.db", (3, 3)),
+    ]
     assert _gate("yield p\n", "yield p + 1\n") == (True, "yielded value changed")
 
 

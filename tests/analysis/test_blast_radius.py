@@ -1,0 +1,474 @@
+"""The blast radius of the edits real commits make (issue 11): each break at its exact site.
+
+Every case builds the real graph of a small project with ``GraphBuilder`` (current text of the
+edited file included), runs the whole pipeline on the edit and asserts the buckets of exact
+``file:line`` sites.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from impact_ls.analysis.pipeline import SourceChange, analyze
+from impact_ls.config import Settings
+from impact_ls.engine import Engine
+from impact_ls.graph.builder import GraphBuilder
+from impact_ls.history.plant import plant_history
+from impact_ls.model import Report
+
+
+def _analyze(files: dict[str, str], path: str, after: str) -> Report:
+    builder = GraphBuilder()
+    for name, text in sorted({**files, path: after}.items()):
+        builder.update(name, text)
+    module = path.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
+    source = SourceChange(file=path, module=module, before=files[path], after=after)
+    report, _ = analyze(graph=builder.graph, sources=[source], settings=Settings())
+    return report
+
+
+def _sites(report: Report, bucket: str) -> list[tuple[str, int, tuple[str, ...]]]:
+    entries = getattr(report.triage, bucket)
+    return sorted((e.file, e.line, tuple(b.kind for b in e.breaks)) for e in entries)
+
+
+def _where(report: Report, bucket: str) -> list[tuple[str, int]]:
+    return [(file, line) for file, line, _ in _sites(report, bucket)]
+
+
+NAMES = {
+    "pkg/__init__.py": "from .mod import CONST, helper\n\n__all__ = ['CONST', 'helper']\n",
+    "pkg/mod.py": "def helper(x):\n    return x\n\n\nCONST = 1\n",
+    "pkg/a.py": "from pkg.mod import helper\n\n\ndef f(args):\n    return helper(*args)\n",
+    "pkg/b.py": "from pkg import mod\n\n\ndef g():\n    return mod.helper, mod.CONST\n",
+    "pkg/sub/__init__.py": "",
+    "pkg/sub/c.py": "from ..mod import CONST\n\n\ndef h():\n    return CONST + 1\n",
+    "pkg/d.py": "from pkg import CONST, helper\n",
+}
+
+
+def test_a_renamed_function_breaks_every_import_reexport_and_use():
+    report = _analyze(NAMES, "pkg/mod.py", NAMES["pkg/mod.py"].replace("helper", "assist"))
+    assert _sites(report, "must_inspect") == [
+        ("pkg/__init__.py", 1, ("deleted-symbol",)),
+        ("pkg/a.py", 1, ("deleted-symbol",)),
+        # a ``*args`` call cannot be bound, but a call of a name that is gone fails anyway
+        ("pkg/a.py", 5, ("deleted-symbol",)),
+        ("pkg/b.py", 5, ("deleted-symbol",)),
+        ("pkg/d.py", 1, ("deleted-symbol",)),
+    ]
+
+
+def test_a_removed_module_constant_breaks_its_imports_not_only_its_reads():
+    report = _analyze(NAMES, "pkg/mod.py", NAMES["pkg/mod.py"].replace("CONST", "LIMIT"))
+    assert _sites(report, "must_inspect") == [
+        ("pkg/__init__.py", 1, ("removed-field",)),
+        ("pkg/b.py", 5, ("removed-field",)),
+        ("pkg/d.py", 1, ("removed-field",)),
+        ("pkg/sub/c.py", 1, ("removed-field",)),
+        ("pkg/sub/c.py", 5, ("removed-field",)),
+    ]
+
+
+def test_a_constant_whose_value_changed_breaks_no_import():
+    report = _analyze(NAMES, "pkg/mod.py", NAMES["pkg/mod.py"].replace("CONST = 1", "CONST = 2"))
+    assert report.triage.must_inspect == ()
+    assert ("pkg/d.py", 1) not in _where(report, "may_impact")
+
+
+def test_the_changed_modules_own_all_entry_of_a_removed_name_is_a_break():
+    exported = "__all__ = [\n    'helper',\n    'CONST',\n]\n\n\n" + NAMES["pkg/mod.py"]
+    files = {**NAMES, "pkg/mod.py": exported}
+    renamed = exported.replace("def helper", "def assist")
+    report = _analyze(files, "pkg/mod.py", renamed)
+    stale = [s for s in _sites(report, "must_inspect") if s[0] == "pkg/mod.py"]
+    # ``from pkg.mod import *`` raises at the entry that names what is gone
+    assert stale == [("pkg/mod.py", 2, ("stale-export",))]
+    [entry] = [e for e in report.triage.must_inspect if e.file == "pkg/mod.py"]
+    assert entry.breaks[0].detail == "__all__ still lists 'helper', which no longer exists"
+    # renamed in ``__all__`` too: nothing stale in the module itself
+    both = _analyze(files, "pkg/mod.py", exported.replace("helper", "assist"))
+    assert [s for s in _sites(both, "must_inspect") if s[0] == "pkg/mod.py"] == []
+    # a removed constant whose entry was appended later
+    appended = NAMES["pkg/mod.py"] + "\n__all__ = ['helper']\n__all__.append('CONST')\n"
+    gone = _analyze(
+        {**NAMES, "pkg/mod.py": appended}, "pkg/mod.py", appended.replace("CONST = 1\n", "")
+    )
+    assert [s for s in _sites(gone, "must_inspect") if s[0] == "pkg/mod.py"] == [
+        ("pkg/mod.py", 7, ("stale-export",))
+    ]
+
+
+def test_a_deleted_class_breaks_its_subclasses():
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/base.py": "class Plugin:\n    pass\n",
+        "pkg/ext.py": "from pkg.base import Plugin\n\n\nclass Extra(Plugin):\n    pass\n",
+    }
+    report = _analyze(files, "pkg/base.py", "")
+    assert _where(report, "must_inspect") == [("pkg/ext.py", 1), ("pkg/ext.py", 4)]
+
+
+BOX = """\
+class Box:
+    def __init__(self, size, mode="r"):
+        self.size = size
+        self.mode = mode
+
+    def describe(self):
+        return f"{self.size} {self.mode}"
+"""
+BOX_USERS = {
+    "pkg/__init__.py": "",
+    "pkg/box.py": BOX,
+    "pkg/use.py": """\
+from pkg.box import Box
+
+
+def make():
+    box = Box(1)
+    return box.size
+
+
+def show(box: Box):
+    return box.mode
+
+
+def probe(box):
+    return getattr(box, "mode", None)
+""",
+    "tests/test_box.py": """\
+from pkg.box import Box
+
+
+def test_mode():
+    box = Box(1, mode="w")
+    assert box.mode == "w"
+""",
+}
+
+
+def test_a_dropped_stored_parameter_breaks_the_readers_of_its_attribute():
+    after = BOX.replace(', mode="r"', "").replace("        self.mode = mode\n", "")
+    after = after.replace(' {self.mode}"', '"')
+    report = _analyze(BOX_USERS, "pkg/box.py", after)
+    changes = [(c.change_type.value, c.entity) for c in report.changes]
+    assert ("field", "pkg.box.Box.mode") in changes
+    assert _sites(report, "must_inspect") == [
+        ("pkg/use.py", 10, ("removed-field",)),
+        ("tests/test_box.py", 5, ("constructor-mismatch",)),
+        ("tests/test_box.py", 6, ("removed-field",)),
+    ]
+    # item 5: the string-keyed read of the attribute is reported, flagged
+    flagged = [(e.file, e.line) for e in report.triage.may_impact if e.unanalyzable]
+    assert flagged == [("pkg/use.py", 14)]
+    # the construction that still binds reads nothing that is gone
+    assert ("pkg/use.py", 5) not in _where(report, "must_inspect")
+
+
+def test_a_renamed_attribute_breaks_its_readers_and_keeps_the_kept_one():
+    after = BOX.replace("self.mode", "self._mode")
+    report = _analyze(BOX_USERS, "pkg/box.py", after)
+    assert [c.entity for c in report.changes if c.change_type.value == "field"] == [
+        "pkg.box.Box.mode"
+    ]
+    assert _where(report, "must_inspect") == [("pkg/use.py", 10), ("tests/test_box.py", 6)]
+
+
+def test_an_attribute_served_by_getattr_is_never_proved_removed():
+    before = BOX + "\n    def __getattr__(self, name):\n        return None\n"
+    files = {**BOX_USERS, "pkg/box.py": before}
+    report = _analyze(files, "pkg/box.py", before.replace("self.mode", "self._mode"))
+    assert [c.change_type.value for c in report.changes] == ["method-body", "method-body"]
+    assert report.triage.must_inspect == ()
+
+
+CONFIG = """\
+class Config(dict):
+    def __init__(self, root):
+        super().__init__()
+        self.root = root
+
+    def load(self):
+        self.update(a=1)
+        return self.get("a")
+
+
+class BaseError(Exception):
+    pass
+
+
+class ConfigError(BaseError):
+    pass
+"""
+CONFIG_USERS = {
+    "pkg/__init__.py": "",
+    "pkg/config.py": CONFIG,
+    "pkg/app.py": """\
+from pkg.config import BaseError, Config
+
+
+def run():
+    cfg = Config("/")
+    cfg.update(debug=True)
+    print(cfg.root)
+    try:
+        return cfg.get("debug")
+    except BaseError:
+        return None
+
+
+def is_ours(err):
+    return isinstance(err, BaseError)
+
+
+def is_our_kind(kind):
+    return issubclass(kind, BaseError)
+""",
+}
+
+
+def test_a_dropped_builtin_base_breaks_every_use_of_what_it_gave():
+    after = CONFIG.replace("class Config(dict):", "class Config:")
+    after = after.replace("        super().__init__()\n", "")
+    report = _analyze(CONFIG_USERS, "pkg/config.py", after)
+    assert _sites(report, "must_inspect") == [
+        ("pkg/app.py", 6, ("inherited-member",)),
+        ("pkg/app.py", 9, ("inherited-member",)),
+        ("pkg/config.py", 6, ("inherited-member",)),
+        ("pkg/config.py", 7, ("inherited-member",)),
+    ]
+    # ``cfg.root`` is the class's own attribute: untouched
+    assert ("pkg/app.py", 7) not in _where(report, "must_inspect")
+
+
+def test_a_changed_exception_hierarchy_reaches_the_except_and_isinstance_sites():
+    after = CONFIG.replace("class ConfigError(BaseError):", "class ConfigError(Exception):")
+    report = _analyze(CONFIG_USERS, "pkg/config.py", after)
+    assert report.triage.must_inspect == ()
+    may = _where(report, "may_impact")
+    assert ("pkg/app.py", 10) in may and ("pkg/app.py", 15) in may and ("pkg/app.py", 19) in may
+
+
+def test_a_dataclass_turned_plain_breaks_its_constructions():
+    point = (
+        "from dataclasses import dataclass\n\n\n@dataclass\nclass P:\n    x: int\n    y: int = 0\n"
+    )
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/point.py": point,
+        "pkg/use.py": "from pkg.point import P\n\n\ndef origin():\n    return P(0)\n",
+    }
+    plain = point.replace("@dataclass\n", "")
+    report = _analyze(files, "pkg/point.py", plain)
+    assert _sites(report, "must_inspect") == [("pkg/use.py", 5, ("constructor-mismatch",))]
+    back = _analyze({**files, "pkg/point.py": plain}, "pkg/point.py", point)
+    assert back.triage.must_inspect == ()  # ``P(0)`` binds the generated ``__init__``
+
+
+WORKER = """\
+class Worker:
+    def run(self, job):
+        return job
+
+    def jobs(self):
+        return [1, 2]
+
+    @property
+    def name(self):
+        return "w"
+
+    def stop(self, force=False):
+        return force
+"""
+WORKER_USERS = {
+    "pkg/__init__.py": "",
+    "pkg/worker.py": WORKER,
+    "pkg/use.py": """\
+from pkg.worker import Worker
+
+
+def main(args):
+    w = Worker()
+    w.run(*args)
+    for job in w.jobs():
+        print(job)
+    print(w.name)
+    return w.stop()
+""",
+}
+
+
+def _shape(old: str, new: str) -> Report:
+    assert WORKER.count(old) == 1
+    return _analyze(WORKER_USERS, "pkg/worker.py", WORKER.replace(old, new))
+
+
+def test_a_function_turned_async_breaks_every_call_even_a_star_args_one():
+    report = _shape("def run", "async def run")
+    assert _sites(report, "must_inspect") == [("pkg/use.py", 6, ("call-shape",))]
+    assert "must be awaited" in report.triage.must_inspect[0].breaks[0].detail
+
+
+def test_a_function_turned_generator_breaks_its_calls():
+    report = _shape("return [1, 2]", "yield 1")
+    assert [c.what for c in report.changes] == ["now a generator"]
+    assert _sites(report, "must_inspect") == [("pkg/use.py", 7, ("call-shape",))]
+
+
+def test_a_property_turned_method_breaks_its_reads():
+    report = _shape("    @property\n", "")
+    assert _sites(report, "must_inspect") == [("pkg/use.py", 9, ("call-shape",))]
+
+
+def test_a_method_turned_property_breaks_its_calls():
+    report = _shape("    def stop", "    @property\n    def stop")
+    assert _sites(report, "must_inspect") == [("pkg/use.py", 10, ("call-shape",))]
+
+
+def test_a_method_turned_staticmethod_breaks_its_bound_calls():
+    report = _shape("    def stop", "    @staticmethod\n    def stop")
+    assert _sites(report, "must_inspect") == [("pkg/use.py", 10, ("missing-argument",))]
+
+
+def test_parameters_made_keyword_only_or_required_break_the_calls_they_break():
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/f.py": "def f(a, b=1, *rest, **opts):\n    return a\n",
+        "pkg/use.py": "from pkg.f import f\n\n\ndef g():\n    f(1, 2)\n    f(1)\n    f(1, 2, 3)\n"
+        "    f(a=1, z=2)\n",
+    }
+    cases = {
+        "def f(a, *, b=1, **opts):": [5, 7],  # keyword-only b; *rest gone
+        "def f(a, b, *rest, **opts):": [6, 8],  # b's default gone
+        "def f(a, b=1, *rest):": [8],  # **opts gone
+        "def f(a, /, b=1, *rest, **opts):": [8],  # positional-only a named by keyword
+    }
+    for header, lines in cases.items():
+        after = files["pkg/f.py"].replace("def f(a, b=1, *rest, **opts):", header)
+        report = _analyze(files, "pkg/f.py", after)
+        assert _where(report, "must_inspect") == [("pkg/use.py", n) for n in lines], header
+
+
+def test_a_decorated_function_turned_generator_is_not_a_proved_break():
+    fixture = "import pytest\n\n\n@pytest.fixture\ndef db():\n    return 1\n"
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/conf.py": fixture,
+        "pkg/use.py": "from pkg.conf import db\n\n\ndef g():\n    return db()\n",
+    }
+    report = _analyze(files, "pkg/conf.py", fixture.replace("return 1", "yield 1"))
+    assert report.triage.must_inspect == ()
+
+
+def test_a_test_that_calls_a_changed_signature_is_a_site_and_names_its_file():
+    after = BOX.replace('def __init__(self, size, mode="r"):', "def __init__(self, size, mode):")
+    report = _analyze(BOX_USERS, "pkg/box.py", after)
+    assert _sites(report, "must_inspect") == [("pkg/use.py", 5, ("constructor-mismatch",))]
+    assert [(t.test, t.test_file) for t in report.tests] == [
+        ("tests/test_box.py::test_mode", "tests/test_box.py")
+    ]
+
+
+PLUGIN = """\
+class Plugin:
+    LIMIT = 3
+
+    def __init__(self):
+        self.ready = True
+
+    @classmethod
+    def create(cls, name):
+        return cls()
+
+    def handle(self, event):
+        return event
+"""
+PLUGIN_USERS = {
+    "pkg/__init__.py": "",
+    "pkg/plugin.py": PLUGIN,
+    "pkg/host.py": """\
+from pkg.plugin import Plugin
+
+
+def boot(p: Plugin):
+    Plugin.create("x")
+    if hasattr(p, "handle"):
+        setattr(p, "ready", False)
+    return Plugin.LIMIT + p.LIMIT, getattr(p, "LIMIT")
+""",
+}
+
+
+def _plugin(old: str, new: str) -> Report:
+    assert PLUGIN.count(old) == 1
+    return _analyze(PLUGIN_USERS, "pkg/plugin.py", PLUGIN.replace(old, new))
+
+
+def _flagged(report: Report) -> list[tuple[str, int]]:
+    return [(e.file, e.line) for e in report.triage.may_impact if e.unanalyzable]
+
+
+def test_a_renamed_class_attribute_breaks_its_reads_through_the_class_and_instances():
+    report = _plugin("LIMIT = 3", "MAX = 3")
+    assert _sites(report, "must_inspect") == [
+        ("pkg/host.py", 8, ("removed-field",)),  # ``Plugin.LIMIT``
+        ("pkg/host.py", 8, ("removed-field",)),  # ``p.LIMIT`` of the annotated ``p``
+    ]
+    assert _flagged(report) == [("pkg/host.py", 8)]  # ``getattr(p, "LIMIT")``
+
+
+def test_hasattr_and_setattr_naming_a_changed_method_or_attribute_are_flagged_sites():
+    assert _flagged(_plugin("def handle(self, event):", "def handle(self, event, extra):")) == [
+        ("pkg/host.py", 6)
+    ]
+    renamed = _plugin("self.ready = True", "self.is_ready = True")
+    assert _flagged(renamed) == [("pkg/host.py", 7)]
+    assert renamed.triage.must_inspect == ()
+
+
+def test_a_classmethod_turned_plain_method_is_only_may_impact_at_its_calls():
+    # ``Plugin.create("x")`` breaks, ``p.create("x")`` would not; the site does not say which
+    # receiver it has, so no break is proved
+    report = _plugin("    @classmethod\n", "")
+    assert report.triage.must_inspect == ()
+    assert _where(report, "may_impact") == [("pkg/host.py", 5)]
+
+
+def _planted(tmp_path: Path, files: dict[str, str], history: str) -> Path:
+    source = tmp_path / "src"
+    for name, text in {**files, "history.toml": history}.items():
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        (source / name).write_text(text, encoding="utf-8")
+    return plant_history(source, tmp_path / "repo")
+
+
+def test_a_call_that_still_binds_is_may_impact_only_where_history_ties_its_file(
+    tmp_path: Path,
+):
+    files = {
+        **BOX_USERS,
+        "pkg/shelf.py": "from pkg.box import Box\n\n\ndef stack():\n    return [Box(2)]\n",
+        "tests/test_shelf.py": "from pkg.box import Box\n\n\ndef test_size():\n"
+        "    assert Box(3).size == 3\n",
+    }
+    # the test changed with the box before; the shelf never did (co-change reads the commits
+    # older than the baseline, HEAD, so a later commit follows)
+    history = (
+        '[[commit]]\nmessage = "box: modes"\ndate = "2024-01-05T10:00:00Z"\n'
+        'touch = ["pkg/box.py", "tests/test_box.py"]\n\n'
+        '[[commit]]\nmessage = "use: probe"\ndate = "2024-01-09T10:00:00Z"\n'
+        'touch = ["pkg/use.py"]\n'
+    )
+    root = _planted(tmp_path, files, history)
+    box = root / "pkg/box.py"
+    box.write_text(BOX.replace('mode="r"', 'mode="r", label=None'), encoding="utf-8")
+    report = Engine.open(root, {"jedi_confirm": False}).analyze_worktree()
+    assert [(c.file, c.score) for c in report.cochange] == [("tests/test_box.py", 1.0)]
+    assert report.triage.must_inspect == ()
+    # ``Box(1, mode="w")`` binds the new ``__init__``: history keeps it in view
+    assert _where(report, "may_impact") == [("tests/test_box.py", 5)]
+    # a test that calls it directly is re-run (``tests[]``), not listed as a site to edit
+    low = _where(report, "low_risk")
+    assert ("tests/test_shelf.py", 5) in low and ("pkg/shelf.py", 5) in low
+    assert "tests/test_shelf.py::test_size" in [t.test for t in report.tests]
