@@ -1,4 +1,4 @@
-"""The ``impact-ls`` command line: analyze, tests, index, serve, demo, mcp, record.
+"""The ``impact-ls`` command line: analyze, tests, test, index, serve, demo, mcp, record.
 
 The only place that configures logging. Each subcommand lives in its own ``_cmd_*`` function;
 ``main`` maps a usage error to one line and exit status 2, another deliberate ``ImpactError`` to
@@ -98,6 +98,18 @@ def build_parser() -> argparse.ArgumentParser:
     tests.add_argument("--root", help=_ROOT_HELP)
     tests.add_argument("--base", default="HEAD")
     tests.add_argument("--min-conf", type=float, default=None, help="minimum confidence")
+
+    test = sub.add_parser(
+        "test",
+        help="run exactly the affected tests with the project's interpreter",
+        description="Run pytest on exactly the affected tests, with the configured 'python', "
+        "else the project's .venv, else this interpreter; run nothing when nothing is affected.",
+    )
+    test.add_argument("--root", help=_ROOT_HELP)
+    test.add_argument("--base", default="HEAD")
+    test.add_argument("--min-conf", type=float, default=None, help="minimum confidence")
+    test.add_argument("--python", help="interpreter with the project's pytest")
+    test.add_argument("pytest_args", nargs=argparse.REMAINDER, metavar="-- PYTEST ARGS")
 
     index = sub.add_parser("index", help="build or refresh the cached code graph")
     index.add_argument("--root", help=_ROOT_HELP)
@@ -312,16 +324,47 @@ def _use_color(choice: str) -> bool:
 
 def _cmd_tests(args: argparse.Namespace) -> int:
     root = _root(args.root)
+    _, tests, why = _selection(args, root)
+    here = Path.cwd().resolve()
+    if not tests:
+        # ``pytest $(impact-ls tests)`` with nothing printed runs the whole suite: say why
+        _note(f"no test selected: {why}")
+    for test in tests:
+        sys.stdout.write(f"{_test_from(test, root, here)}\n")
+    return EXIT_OK
+
+
+def _cmd_test(args: argparse.Namespace) -> int:
+    from impact_ls.run_selected import run_selected
+
+    root = _root(args.root)
+    pytest_args = list(args.pytest_args)
+    if pytest_args[:1] == ["--"]:
+        pytest_args = pytest_args[1:]
+    engine, tests, why = _selection(args, root)
+    if not tests:
+        sys.stdout.write(f"impact-ls: no affected test to run: {why}\n")
+        return EXIT_OK
+    return run_selected(root, engine.settings, tests, pytest_args, python=args.python)
+
+
+def _selection(args: argparse.Namespace, root: Path) -> tuple[Engine, list[str], str]:
+    """The engine, every selected node id at the asked confidence, and why none if so."""
+    from impact_ls.report.empty import why_nothing_selected
+
     engine = _open_engine(root)
     report = _worktree_report(engine, base=args.base)
     for note in report.audit.notes:
         if note.startswith("baseline ="):
             _note(note)
     floor = engine.settings.test_map_min if args.min_conf is None else args.min_conf
-    here = Path.cwd().resolve()
-    for test in sorted({hit.test for hit in report.tests if hit.conf >= floor}):
-        sys.stdout.write(f"{_test_from(test, root, here)}\n")
-    return EXIT_OK
+    tests = [str(t) for t in report.selected_tests(floor)]
+    if tests:
+        return engine, tests, ""
+    why = why_nothing_selected(
+        report, base=args.base, collected=engine.collected_count(), min_conf=floor
+    )
+    return engine, tests, why
 
 
 def _test_from(test: str, root: Path, here: Path) -> str:
@@ -499,6 +542,7 @@ def _cmd_record(args: argparse.Namespace) -> int:
 _COMMANDS = {
     "analyze": _cmd_analyze,
     "tests": _cmd_tests,
+    "test": _cmd_test,
     "index": _cmd_index,
     "serve": _cmd_serve,
     "demo": _cmd_demo,

@@ -40,8 +40,12 @@ TEST_WEIGHT_IMPORT = 0.45
 TEST_WEIGHT_RECORDED = 1.0
 TEST_WEIGHT_RECORDED_REACHED = 0.56
 TEST_MAP_MIN = 0.45
-MAX_TEST_PAIRS = 256
-MAX_TEST_HOPS = 4  # path length from a changed entity or member to a test (not in the spec)
+MAX_TEST_PAIRS = 256  # (file, test) pairs a report lists; `impact-ls tests` prints them all
+# entities the test search expands per changed file (its cost bound; not in the spec)
+MAX_TEST_NODES = 20_000
+# the same bound for the editor's analysis per keystroke (latency first; the lens says it was cut
+# and `impact-ls tests` searches to MAX_TEST_NODES)
+MAX_TEST_NODES_LIVE = 250
 # rank (§3.6)
 LEX_W_ID = 0.5
 LEX_W_STR = 0.3
@@ -111,6 +115,8 @@ class Settings:
     max_cochange: int = MAX_COCHANGE_PER_FILE
     test_map_min: float = TEST_MAP_MIN
     max_test_pairs: int = MAX_TEST_PAIRS
+    max_test_nodes: int = MAX_TEST_NODES
+    max_test_nodes_live: int = MAX_TEST_NODES_LIVE
     must_min: float = MUST_MIN
     may_min: float = MAY_MIN
     cochange_min: float = COCHANGE_MIN

@@ -2,7 +2,11 @@
 
 ``Engine`` is what the CLI and the language server share. It owns the ``ProjectIndex`` (cached
 code graph), the ``GitRepo`` and the ``CoChangeIndex``; it reads baselines from git, feeds the pure
-``analysis.pipeline.analyze`` and writes ``test_map.txt`` under ``.impact_ls/``. When
+``analysis.pipeline.analyze`` and writes ``test_map.txt`` under ``.impact_ls/``. The analysis sees
+the current graph with each dirty file's *baseline* incoming edges overlaid (``graph/baseline.py``:
+a deleted function keeps its callers): an editor buffer's are read off the graph when the buffer
+first replaces the file on disk (the file is at its baseline then), any other baseline's by
+putting the file at its baseline for a moment; both are cached per baseline. When
 ``impact-ls record`` has stored recorded coverage, each analysis hands it to the test map (the
 file rule is ``record/recorded.py``'s). It never writes a user's source file.
 """
@@ -22,13 +26,15 @@ from impact_ls.analysis.pipeline import SourceChange, analyze
 from impact_ls.cachedir import prepare_cache_dir, project_cache_dir
 from impact_ls.config import Settings, settings_from_mapping, settings_from_pyproject
 from impact_ls.errors import RevisionError
+from impact_ls.graph.baseline import BaselineEdges, Snapshot, snapshot
+from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.graph.collected import CollectedTests
 from impact_ls.graph.confirm import JediConfirmer
 from impact_ls.graph.project import ProjectIndex
 from impact_ls.graph.workspace import read_source
 from impact_ls.history.cochange import CoChangeIndex
 from impact_ls.history.repo import GitRepo
-from impact_ls.model import CoChange, Node, Report
+from impact_ls.model import CoChange, Edge, Node, Report
 from impact_ls.record.recorded import RecordedCoverage
 from impact_ls.record.store import RecordStore, record_db_candidates
 
@@ -89,6 +95,8 @@ class Engine:
         self.index = self._new_index(settings)
         # pytest's collection (config, per-file hints, node ids), cached per graph version
         self.tests = CollectedTests(self.root, text_of=self._text_of, digest_of=self._digest_of)
+        # each dirty file's baseline incoming edges, per baseline digest
+        self._baselines = BaselineEdges()
         self._history: CoChangeIndex | None = None
         self._history_lock = threading.Lock()
         self._record_store: RecordStore | None = None
@@ -121,6 +129,7 @@ class Engine:
         self.index.build(progress=progress)
         with self.index.lock:
             self.tests.reload()
+            self._baselines.clear()
 
     def reconfigure(self, settings: Settings) -> None:
         """Apply new settings; the graph is re-indexed only when file selection changed."""
@@ -186,8 +195,21 @@ class Engine:
         """Let an open buffer's text stand for ``file`` in the graph."""
         digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
         with self.index.lock:
+            if file not in self._documents:
+                self._keep_disk_baseline(file)
             self._documents[file] = (text, "buffer:" + digest)
             self._update(file, text)
+
+    def _keep_disk_baseline(self, file: str) -> None:
+        """Before a buffer first replaces ``file``, keep what others use of its text on disk.
+
+        The graph holds the disk text now, which is the baseline of nearly every edit: reading
+        its incoming edges here costs a lookup, where reading them later costs two re-resolutions.
+        """
+        sha = self.index.content_hash(file)
+        facts = self.index.facts(file)
+        if sha is not None and facts is not None and self.index.ready:
+            self._baselines.put(file, sha, snapshot(self.index.graph, facts))
 
     def _update(self, file: str, text: str | None) -> None:
         """Patch the graph with ``file``'s text (None: gone), keeping the collection if it can."""
@@ -198,6 +220,7 @@ class Engine:
         else:
             self.index.update(file, text)
         self.tests.edited(self.index.graph, file, before=before, version=version)
+        self._baselines.changed((file,))
 
     def close_document(self, file: str) -> None:
         """Return ``file`` to its text on disk (or drop it if it is gone)."""
@@ -211,6 +234,7 @@ class Engine:
         changed = self.index.refresh()
         with self.index.lock:
             self.tests.reload()  # a pytest config file may be among the changes
+            self._baselines.clear()
         with self._history_lock, self._git_lock:
             if self._history is not None and self.repo is not None:
                 self._history = self._history.refresh(self.repo)
@@ -298,12 +322,16 @@ class Engine:
         if before is None and self.repo is not None:
             notes.append(f"no commit at {base}: no co-change history")
         jedi_budget = 0.0 if live else self.settings.jedi_budget_s
+        settings = self.settings
+        if live:  # per keystroke: the test search's smaller budget (a note says when it cuts)
+            settings = replace(settings, max_test_nodes=settings.max_test_nodes_live)
         with self.index.lock, self.confirmer.budget(jedi_budget) as jedi:
+            graph = self._baseline_view(edits)
             report, test_map = analyze(
-                graph=self.index.graph,
+                graph=graph,
                 collection=self.tests.collection(self.index.graph),
                 sources=sources,
-                settings=self.settings,
+                settings=settings,
                 cochange_of=cochange_of,
                 root=".",
                 base=base,
@@ -316,6 +344,31 @@ class Engine:
             notes = sorted({*report.audit.notes, jedi.note()})
             report = replace(report, audit=replace(report.audit, notes=tuple(notes)))
         return report
+
+    def _baseline_view(self, edits: Sequence[FileEdit]) -> CodeGraph:
+        """The current graph with each edited file's baseline incoming edges (lock held)."""
+        extra: list[Edge] = []
+        for edit in edits:
+            if edit.baseline is None or edit.baseline == edit.current:
+                continue
+            found = self._baseline_snapshot(edit.file, edit.baseline)
+            if found is not None:
+                extra.extend(found.edges(self.index.facts(edit.file), edit.current))
+        return self.index.graph.overlaid(extra)
+
+    def _baseline_snapshot(self, file: str, baseline: str) -> Snapshot | None:
+        digest = hashlib.sha256(baseline.encode("utf-8", "surrogatepass")).hexdigest()
+        found = self._baselines.get(file, digest)
+        if found is not None:
+            return found
+        graph = self.index.graph
+        before, version = self.tests.fingerprint(graph, file), graph.version
+        found = self.index.baseline_snapshot(file, baseline)
+        # the file is back at its current text: the cached collection still holds
+        self.tests.edited(self.index.graph, file, before=before, version=version)
+        if found is not None:
+            self._baselines.put(file, digest, found)
+        return found
 
     def _recorded(self, edits: Sequence[FileEdit]) -> RecordedCoverage | None:
         """The recorded coverage for this analysis, or None when nothing was recorded here."""
@@ -365,6 +418,11 @@ class Engine:
             (cache / "test_map.txt").write_text(text, encoding="utf-8")
         except OSError as exc:
             logger.info("cannot write test_map.txt: %s", exc)
+
+    def collected_count(self) -> int:
+        """How many node ids pytest collects in the project (as the test map models it)."""
+        with self.index.lock:
+            return len(self.tests.collection(self.index.graph))
 
     def worktree_edits(self, *, base: str = "HEAD", files: Sequence[str] = ()) -> list[FileEdit]:
         """The changed ``.py`` files of the working tree against ``base`` (all, or ``files``)."""

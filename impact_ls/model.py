@@ -361,6 +361,7 @@ class TestHit:
     conf: float
     entity: QualName | None = None  # e.g. ``tests.test_a.TestA.test_x`` for ``…::TestB::test_x``
     evidence: Evidence = Evidence.STATIC
+    reason: str = ""  # why beyond a call path, e.g. an import-time break
 
     @property
     def test_file(self) -> str:
@@ -451,7 +452,10 @@ class Report:
     changes: tuple[Change, ...] = ()
     triage: Triage = field(default_factory=Triage)
     batches: tuple[Batch, ...] = ()
+    # the pairs the report lists (the most confident ``max_test_pairs``; a note says when it cut)
     tests: tuple[TestHit, ...] = ()
+    # every selected pair, never cut: what ``impact-ls tests``, ``test`` and the lens run
+    selection: tuple[TestHit, ...] = ()
     cochange: tuple[CoChange, ...] = ()
     unanalyzable: tuple[Unanalyzable, ...] = ()
     dag: Dag = field(default_factory=Dag)
@@ -459,3 +463,8 @@ class Report:
     next: NextAction = field(default_factory=lambda: NextAction(action="none", reason="no change"))
     stale: bool = False
     version: int = 1
+
+    def selected_tests(self, min_conf: float = 0.0) -> list[TestId]:
+        """Every selected node id with a confidence of at least ``min_conf``, sorted, once each."""
+        hits = self.selection or self.tests
+        return sorted({h.test for h in hits if h.conf >= min_conf})

@@ -157,7 +157,7 @@ def _tests(report: Report, graph: CodeGraph) -> list[TestSelection]:
     out = []
     for hit in sorted(report.tests, key=lambda t: (-t.conf, t.test, t.file)):
         node = by_test_id.get(hit.test)
-        reason = reasons.get(node.id) if node is not None else None
+        reason = hit.reason or (reasons.get(node.id) if node is not None else None)
         if reason is None:
             weight = next((why for floor, why in _WEIGHT_REASONS if hit.conf >= floor), _RECORDED)
             reason = f"selected at confidence {hit.conf:.2f}: {weight}"

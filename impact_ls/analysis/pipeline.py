@@ -24,7 +24,7 @@ from impact_ls.analysis.dag import build_dag
 from impact_ls.analysis.hidden import find_hidden_channels
 from impact_ls.analysis.nextedit import CompletionClient, decide_next_edits, next_action
 from impact_ls.analysis.rank import Ranked, rank_members
-from impact_ls.analysis.testmap import RecordedTests, format_test_map, map_tests
+from impact_ls.analysis.testmap import RecordedTests, TestMap, format_test_map, map_tests
 from impact_ls.analysis.triage import triage_members
 from impact_ls.analysis.walk import WalkResult, walk_dependents
 from impact_ls.config import Settings
@@ -94,22 +94,19 @@ def analyze(
     breaks = bind_sites(walked.members, changes, graph)
     hidden = _hidden(changes, graph)
     cochange = _cochange(changes, sources, cochange_of, graph)
-    hits = _map_tests(changes, walked, graph, settings, collection=collection, recorded=recorded)
-    ranked = _rank(changes, walked, graph, cochange, _test_conf(hits))
+    tested = _map_tests(changes, walked, graph, settings, collection=collection, recorded=recorded)
+    ranked = _rank(changes, walked, graph, cochange, _test_conf(tested.selection))
+    partners = {c.file: c.score for c in cochange}
     triage = triage_members(
-        ranked,
-        changes,
-        breaks=breaks,
-        hidden=hidden,
-        settings=settings,
-        cochange={c.file: c.score for c in cochange},
+        ranked, changes, breaks=breaks, hidden=hidden, settings=settings, cochange=partners
     )
     batches = _batch(triage, changes, graph, settings)
-    dag = _dag(changes, triage, batches, hits, graph=graph, settings=settings)
+    dag = _dag(changes, triage, batches, tested.shown, graph=graph, settings=settings)
     next_edits = decide_next_edits(changes, dag, triage, batches, client=llm)
-    audit = _audit((*notes, *classified.notes, *walked.notes), classified, walked, dag)
-    found = _Findings(changes, triage, batches, hits, cochange, hidden, dag, next_edits)
-    return _report(found, root=root, base=base, audit=audit), format_test_map(hits)
+    noted = (*notes, *classified.notes, *walked.notes, *tested.notes)
+    audit = _audit(noted, classified, walked, dag, tests_cut=tested.truncated)
+    found = _Findings(changes, triage, batches, tested, cochange, hidden, dag, next_edits)
+    return _report(found, root=root, base=base, audit=audit), format_test_map(tested.selection)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -127,12 +124,20 @@ class _Walked:
     truncated: bool
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Tested:
+    selection: tuple[TestHit, ...]  # every selected pair
+    shown: tuple[TestHit, ...]  # the pairs the report lists
+    notes: tuple[str, ...]
+    truncated: bool
+
+
 @dataclass(frozen=True, slots=True)
 class _Findings:
     changes: tuple[Change, ...]
     triage: Triage
     batches: tuple[Batch, ...]
-    hits: tuple[TestHit, ...]
+    tested: _Tested
     cochange: tuple[CoChange, ...]
     hidden: tuple[Unanalyzable, ...]
     dag: Dag
@@ -265,15 +270,34 @@ def _map_tests(
     *,
     collection: Collection,
     recorded: RecordedTests | None,
-) -> tuple[TestHit, ...]:
-    return map_tests(
+) -> _Tested:
+    """The whole selection, and the most confident ``max_test_pairs`` of it for the report."""
+    found: TestMap = map_tests(
         changes,
         walked.members,
         graph,
         min_conf=settings.test_map_min,
-        max_pairs=settings.max_test_pairs,
+        max_nodes=settings.max_test_nodes,
         collection=collection,
         recorded=recorded,
+    )
+    selection = found.hits
+    cap = max(settings.max_test_pairs, 0)
+    notes = list(found.notes)
+    shown = selection
+    if len(selection) > cap:
+        kept = sorted(selection, key=lambda h: (-h.conf, h.file, h.test))[:cap]
+        shown = tuple(sorted(kept, key=lambda h: (h.file, -h.conf, h.test)))
+        ids = len({h.test for h in selection})
+        notes.append(
+            f"{len(selection)} test pairs ({ids} tests) selected; the report lists the {cap} "
+            "most confident (max-test-pairs); 'impact-ls tests' prints every one"
+        )
+    return _Tested(
+        selection=selection,
+        shown=shown,
+        notes=tuple(notes),
+        truncated=found.truncated or len(shown) < len(selection),
     )
 
 
@@ -310,23 +334,25 @@ def _dag(
     )
 
 
-def _audit(notes: Sequence[str], classified: _Classified, walked: _Walked, dag: Dag) -> Audit:
+def _audit(
+    notes: Sequence[str], classified: _Classified, walked: _Walked, dag: Dag, *, tests_cut: bool
+) -> Audit:
     return Audit(
         verified=_VERIFIED,
         heuristic=_HEURISTIC,
-        truncated=classified.truncated or walked.truncated or dag.truncated,
+        truncated=classified.truncated or walked.truncated or dag.truncated or tests_cut,
         notes=tuple(sorted(set(notes))),
     )
 
 
 def _report(found: _Findings, *, root: str, base: str, audit: Audit) -> Report:
-    triage, changes, hits = found.triage, found.changes, found.hits
+    triage, changes, tested = found.triage, found.changes, found.tested
     logger.debug(
         "analysis: %d changes, %d must, %d may, %d tests",
         len(changes),
         len(triage.must_inspect),
         len(triage.may_impact),
-        len(hits),
+        len(tested.selection),
     )
     return Report(
         root=root,
@@ -335,11 +361,12 @@ def _report(found: _Findings, *, root: str, base: str, audit: Audit) -> Report:
         changes=changes,
         triage=triage,
         batches=found.batches,
-        tests=hits,
+        tests=tested.shown,
+        selection=tested.selection,
         cochange=found.cochange,
         unanalyzable=found.hidden,
         dag=found.dag,
         next_edits=found.next_edits,
-        next=next_action(changes, triage, hits),
+        next=next_action(changes, triage, tested.selection),
         stale=any(c.change_type is ChangeType.INCOMPLETE for c in changes),
     )

@@ -85,72 +85,81 @@ def triage_members(
         change_of.setdefault(each.entity, each)
     entries: list[TriageEntry] = []
     for item in ranked:
-        member = item.member
-        change = change_of.get(member.seed)
-        if change is None or not member.sites:
-            logger.debug("triage: %s has no change or no site; skipped", member.entity)
+        change = change_of.get(item.member.seed)
+        if change is None or not item.member.sites:
+            logger.debug("triage: %s has no change or no site; skipped", item.member.entity)
             continue
-        base = max(item.lex * 0.5 ** (member.distance - 1), item.cochange, item.test_conf)
-        low = min(base, _below(settings.may_min))
-        soft = (
-            item.lex >= settings.lex_min
-            or item.cochange >= settings.cochange_min
-            or item.test_conf >= settings.test_min
-            or base >= settings.may_min
-        )
-        # Beyond distance 1, and for a site found by name only, a reach is not evidence by
-        # itself: what the graph saw is kept, but MAY-IMPACT asks for a second, independent hint.
-        co_changed = item.cochange >= settings.cochange_min
-        far = co_changed or item.lex * 0.5 ** (member.distance - 1) >= settings.may_min
-        for site in member.sites:
-            relation = site.relation or member.relations[0]
-            site_breaks = breaks.at(member, site)
-            provable = not site.name_matched and (
-                site.args is None
-                or site.args.provable
-                or any(is_shape_independent(b) for b in site_breaks)
-            )
-            if member.distance == 1 and site_breaks and provable:
-                bucket, conf = Bucket.MUST_INSPECT, max(base, settings.must_min)
-            elif _hierarchy_site(change, relation, member.distance):
-                bucket, conf = Bucket.MAY_IMPACT, max(base, settings.may_min)
-            elif (
-                member.distance == 1
-                and item.cochange <= 0.0
-                and binding_checked(
-                    change, args=site.args, relation=relation, name_matched=site.name_matched
-                )
-            ):
-                # binding proved the call still binds: only history says it was edited with
-                # the signature before (issue 11: such calls were most wrong direct callers)
-                bucket, conf = Bucket.LOW_RISK, low
-            elif _unsupported(site.name_matched, co_changed or item.imports_seed, far, member):
-                bucket, conf = Bucket.LOW_RISK, low
-            elif not provable or soft:
-                bucket, conf = Bucket.MAY_IMPACT, max(base, settings.may_min)
-            else:
-                bucket, conf = Bucket.LOW_RISK, low
-            entries.append(
-                TriageEntry(
-                    entity=member.entity,
-                    file=site.file,
-                    line=site.span.line,
-                    range=site.span.as_range(),
-                    conf=round(conf, _DECIMALS),
-                    distance=member.distance,
-                    relation=relation,
-                    reason=cause_label(change, site=member.entity, relation=relation),
-                    seed=change.entity,
-                    change_type=change.change_type,
-                    bucket=bucket,
-                    name_matched=site.name_matched,
-                    breaks=site_breaks,
-                    via=member.via,
-                )
-            )
+        entries.extend(_member_entries(item, change, breaks, settings))
     entries.extend(_hidden_entries(hidden, changes, change_of, settings, cochange))
     entries.extend(_stale_export_entries(changes, settings))
     return _partition(entries)
+
+
+def _member_entries(
+    item: Ranked, change: Change, breaks: Breaks, settings: Settings
+) -> list[TriageEntry]:
+    """The entries of one reached member's sites, each in its bucket."""
+    member = item.member
+    entries: list[TriageEntry] = []
+    base = max(item.lex * 0.5 ** (member.distance - 1), item.cochange, item.test_conf)
+    low = min(base, _below(settings.may_min))
+    soft = (
+        item.lex >= settings.lex_min
+        or item.cochange >= settings.cochange_min
+        or item.test_conf >= settings.test_min
+        or base >= settings.may_min
+    )
+    # Beyond distance 1, and for a site found by name only, a reach is not evidence by
+    # itself: what the graph saw is kept, but MAY-IMPACT asks for a second, independent hint.
+    co_changed = item.cochange >= settings.cochange_min
+    far = co_changed or item.lex * 0.5 ** (member.distance - 1) >= settings.may_min
+    for site in member.sites:
+        relation = site.relation or member.relations[0]
+        site_breaks = breaks.at(member, site)
+        provable = not site.name_matched and (
+            site.args is None
+            or site.args.provable
+            or any(is_shape_independent(b) for b in site_breaks)
+        )
+        if member.distance == 1 and site_breaks and provable:
+            bucket, conf = Bucket.MUST_INSPECT, max(base, settings.must_min)
+        elif _hierarchy_site(change, relation, member.distance):
+            bucket, conf = Bucket.MAY_IMPACT, max(base, settings.may_min)
+        elif (
+            member.distance == 1
+            and item.cochange <= 0.0
+            and binding_checked(
+                change, args=site.args, relation=relation, name_matched=site.name_matched
+            )
+        ):
+            # binding proved the call still binds: only history says it was edited with
+            # the signature before (issue 11: such calls were most wrong direct callers)
+            bucket, conf = Bucket.LOW_RISK, low
+        elif _unsupported(site.name_matched, co_changed or item.imports_seed, far, member):
+            bucket, conf = Bucket.LOW_RISK, low
+        elif not provable or soft:
+            bucket, conf = Bucket.MAY_IMPACT, max(base, settings.may_min)
+        else:
+            bucket, conf = Bucket.LOW_RISK, low
+        entries.append(
+            TriageEntry(
+                entity=member.entity,
+                file=site.file,
+                line=site.span.line,
+                range=site.span.as_range(),
+                conf=round(conf, _DECIMALS),
+                distance=member.distance,
+                relation=relation,
+                reason=cause_label(change, site=member.entity, relation=relation),
+                seed=change.entity,
+                change_type=change.change_type,
+                bucket=bucket,
+                name_matched=site.name_matched,
+                breaks=site_breaks,
+                via=member.via,
+            )
+        )
+    return entries
 
 
 def _stale_export_entries(changes: Sequence[Change], settings: Settings) -> list[TriageEntry]:

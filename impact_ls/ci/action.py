@@ -181,7 +181,7 @@ def run(env: Mapping[str, str]) -> int:
         "sarif-file": str(sarif),
         "must-inspect": len(report.triage.must_inspect),
         "may-impact": len(report.triage.may_impact),
-        "affected-tests": len({t.test for t in report.tests}),
+        "affected-tests": len(report.selected_tests()),
         "base": base,
         "failed": "true" if failed else "false",
     }

@@ -13,12 +13,15 @@ Name-matched edges (an attribute call whose receiver type is unknown, linked to 
 method) carry ``name_matched=True``; an optional ``confirmer`` (jedi, time-budgeted, cached) judges
 them when a query asks for ``confirmed=True``: a refuted edge is dropped, a confirmed one comes
 back without the mark, an undecided one stays as it is.
+
+``overlaid(edges)`` is a read-only view with extra edges (a dirty file's baseline incoming edges,
+``graph/baseline.py``): same queries, no copy of the indexes.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 
 from impact_ls.model import DynamicKind, DynamicRef, Edge, EdgeKind, Node, NodeKind, QualName
@@ -26,6 +29,7 @@ from impact_ls.model import DynamicKind, DynamicRef, Edge, EdgeKind, Node, NodeK
 Confirmer = Callable[[Edge], bool | None]
 
 _IMPORT_KINDS = frozenset({EdgeKind.IMPORT, EdgeKind.REEXPORT, EdgeKind.TYPE_REF})
+_MODULE_IMPORTS = frozenset({EdgeKind.IMPORT, EdgeKind.REEXPORT})
 
 
 class CodeGraph:
@@ -43,6 +47,8 @@ class CodeGraph:
         # Small indexes the analysis reads on every run (scanning every node or reference
         # instead cost milliseconds per analysis on django).
         self._tests: dict[QualName, Node] = {}
+        # import/reexport edges by the parent of their target (``from m import x`` → ``m``)
+        self._imports_by_parent: dict[QualName, list[Edge]] = defaultdict(list)
         self._getattr_by_file: dict[str, list[DynamicRef]] = {}
         self._version = 0
         self.confirmer = confirmer
@@ -90,10 +96,7 @@ class CodeGraph:
                 self._tests[node.id] = node
             else:
                 self._tests.pop(node.id, None)
-        for edge in edges:
-            self._edges_by_file[file].append(edge)
-            self._incoming[edge.target].append(edge)
-            self._outgoing[edge.source].append(edge)
+        self._add_edges(file, edges)
         for ref in dynamic:
             self._dynamic_by_file[file].append(ref)
             self._dynamic_by_name[ref.name].append(ref)
@@ -104,10 +107,15 @@ class CodeGraph:
         """Swap only the edges evidenced in ``file`` (re-resolution after another file changed)."""
         self._drop_edges(file)
         self._version += 1
+        self._add_edges(file, edges)
+
+    def _add_edges(self, file: str, edges: Iterable[Edge]) -> None:
         for edge in edges:
             self._edges_by_file[file].append(edge)
             self._incoming[edge.target].append(edge)
             self._outgoing[edge.source].append(edge)
+            if edge.kind in _MODULE_IMPORTS:
+                self._imports_by_parent[_parent(edge.target)].append(edge)
 
     def remove_file(self, file: str) -> None:
         """Forget everything defined or evidenced in ``file``."""
@@ -131,7 +139,10 @@ class CodeGraph:
 
     def _drop_edges(self, file: str) -> None:
         for edge in self._edges_by_file.pop(file, []):
-            for index, key in ((self._incoming, edge.target), (self._outgoing, edge.source)):
+            pairs = [(self._incoming, edge.target), (self._outgoing, edge.source)]
+            if edge.kind in _MODULE_IMPORTS:
+                pairs.append((self._imports_by_parent, _parent(edge.target)))
+            for index, key in pairs:
                 bucket = index.get(key)
                 if bucket is None:
                     continue
@@ -193,13 +204,13 @@ class CodeGraph:
         self, target: str, *, kinds: Iterable[EdgeKind] | None = None, confirmed: bool = False
     ) -> list[Edge]:
         """Incoming edges of ``target``: what depends on it (callers, importers, subclasses…)."""
-        return self._select(self._incoming.get(QualName(target), ()), kinds, confirmed)
+        return self._select(self._incoming_of(QualName(target)), kinds, confirmed)
 
     def dependencies(
         self, source: str, *, kinds: Iterable[EdgeKind] | None = None, confirmed: bool = False
     ) -> list[Edge]:
         """Outgoing edges of ``source``: what it depends on (callees, imports, bases…)."""
-        return self._select(self._outgoing.get(QualName(source), ()), kinds, confirmed)
+        return self._select(self._outgoing_of(QualName(source)), kinds, confirmed)
 
     def dependents_unordered(self, target: str) -> tuple[Edge, ...]:
         """Every incoming edge of ``target``, unsorted and unfiltered.
@@ -207,17 +218,17 @@ class CodeGraph:
         For hot loops whose result does not depend on edge order (``dependents`` sorts, which
         costs more than the lookup itself on a large graph).
         """
-        return tuple(self._incoming.get(QualName(target), ()))
+        return tuple(self._incoming_of(QualName(target)))
 
     def dependencies_unordered(self, source: str) -> tuple[Edge, ...]:
         """Every outgoing edge of ``source``, unsorted and unfiltered (for hot loops)."""
-        return tuple(self._outgoing.get(QualName(source), ()))
+        return tuple(self._outgoing_of(QualName(source)))
 
     def has_edge(self, *, source: str, target: str, kind: EdgeKind | None = None) -> bool:
         """Whether an edge (of ``kind``, if given) runs from ``source`` to ``target``."""
         return any(
             e.target == target and (kind is None or e.kind is kind)
-            for e in self._outgoing.get(QualName(source), ())
+            for e in self._outgoing_of(QualName(source))
         )
 
     def _select(
@@ -294,6 +305,53 @@ class CodeGraph:
                         frontier.append(alias)
         return sorted(set(out), key=_edge_key)
 
+    def module_importers_of(self, module: str) -> list[Edge]:
+        """Import and re-export edges that import ``module`` or a name from it (unsorted).
+
+        ``import m``, ``from m import x`` and ``from pkg import m`` all run ``m`` on import; the
+        edge's source is the importing scope (a module for a module-level import).
+        """
+        qid = QualName(module)
+        direct = [e for e in self._incoming_of(qid) if e.kind in _MODULE_IMPORTS]
+        return [*direct, *self._imports_into(qid)]
+
+    def _imports_into(self, parent: QualName) -> Iterable[Edge]:
+        return self._imports_by_parent.get(parent, ())
+
+    def modules(self) -> list[Node]:
+        """Every module node, sorted by id."""
+        return sorted((n for n in self._nodes.values() if n.kind is NodeKind.MODULE), key=_id)
+
+    def overlaid(self, edges: Iterable[Edge]) -> CodeGraph:
+        """A read-only view of this graph with ``edges`` added (those it already has are skipped).
+
+        The view shares this graph's indexes, so it is cheap and sees later changes to them; it
+        must not be patched (``replace_file`` and friends belong to the graph it views).
+        """
+        # one set per target, not a scan of its incoming list per edge: a dirty file's
+        # baseline edges into a popular target (742 callers of QuerySet.filter) are many
+        existing: dict[QualName, frozenset[Edge]] = {}
+        extra = []
+        for edge in dict.fromkeys(edges):
+            have = existing.get(edge.target)
+            if have is None:
+                have = existing[edge.target] = frozenset(self._incoming_of(edge.target))
+            if edge not in have:
+                extra.append(edge)
+        if not extra:
+            return self
+        return _Overlay(self, extra)
+
+    def is_overlaid(self, edge: Edge) -> bool:
+        """Whether ``edge`` is one of an overlay's extra edges (never, on a graph itself)."""
+        return False
+
+    def _incoming_of(self, target: QualName) -> Sequence[Edge]:
+        return self._incoming.get(target, ())
+
+    def _outgoing_of(self, source: QualName) -> Sequence[Edge]:
+        return self._outgoing.get(source, ())
+
     def dynamic_refs_named(self, name: str) -> list[DynamicRef]:
         """Dynamic references whose string names ``name``."""
         return sorted(self._dynamic_by_name.get(name, ()), key=lambda r: (r.file, r.span.line))
@@ -317,6 +375,66 @@ class CodeGraph:
             "edges": sum(len(e) for e in self._edges_by_file.values()),
             "dynamic": sum(len(r) for r in self._dynamic_by_file.values()),
         }
+
+
+class _Overlay(CodeGraph):
+    """``CodeGraph.overlaid``: the viewed graph's indexes plus a few extra edges."""
+
+    def __init__(self, base: CodeGraph, extra: Sequence[Edge]) -> None:
+        # Share every index of ``base`` (no copy), then layer the extra edges over the edge ones.
+        self.__dict__.update(base.__dict__)
+        self._base = base
+        self._extra_in: dict[QualName, list[Edge]] = defaultdict(list)
+        self._extra_out: dict[QualName, list[Edge]] = defaultdict(list)
+        self._extra_imports: dict[QualName, list[Edge]] = defaultdict(list)
+        self._extra = tuple(extra)
+        for edge in extra:
+            self._extra_in[edge.target].append(edge)
+            self._extra_out[edge.source].append(edge)
+            if edge.kind in _MODULE_IMPORTS:
+                self._extra_imports[_parent(edge.target)].append(edge)
+
+    def _incoming_of(self, target: QualName) -> Sequence[Edge]:
+        extra = self._extra_in.get(target)
+        own = self._base._incoming_of(target)
+        return [*own, *extra] if extra else own
+
+    def _outgoing_of(self, source: QualName) -> Sequence[Edge]:
+        extra = self._extra_out.get(source)
+        own = self._base._outgoing_of(source)
+        return [*own, *extra] if extra else own
+
+    def _imports_into(self, parent: QualName) -> Iterable[Edge]:
+        extra = self._extra_imports.get(parent)
+        own = self._base._imports_into(parent)
+        return [*own, *extra] if extra else own
+
+    def is_overlaid(self, edge: Edge) -> bool:
+        """Whether ``edge`` is one of this view's extra edges rather than the graph's own."""
+        return edge in self._extra_in.get(edge.target, ())
+
+    @property
+    def version(self) -> int:
+        """The viewed graph's version (the view itself never changes)."""
+        return self._base.version
+
+    def edges(self) -> Iterator[Edge]:
+        """Every edge of the viewed graph, then the extra ones."""
+        yield from self._base.edges()
+        yield from self._extra
+
+    def replace_file(self, *args: object, **kwargs: object) -> None:
+        raise TypeError("an overlaid graph is a read-only view")
+
+    replace_edges = remove_file = replace_file
+
+
+def _parent(qid: str) -> QualName:
+    return QualName(qid.rpartition(".")[0])
+
+
+def _id(node: Node) -> str:
+    return node.id
 
 
 def _end(node: Node) -> int:

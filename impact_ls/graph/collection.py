@@ -106,12 +106,26 @@ _INIT_BASES = frozenset(
 _INIT_SUFFIXES = ("Error", "Exception", "Warning", "TestCase")
 _IMPORTS = (EdgeKind.IMPORT, EdgeKind.REEXPORT)
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*")
+# (id below the class, definition, the class it is collected under)
+_Item = tuple[str, QualName, QualName]
 
 
 class Collection:
-    """The node ids pytest collects, each with the definition it runs (a query object)."""
+    """The node ids pytest collects, each with the definition it runs (a query object).
 
-    def __init__(self, definition_by_id: Mapping[TestId, QualName]) -> None:
+    Besides id → definition it knows, when the model built it, the files pytest collects, the
+    class each id is collected under and that class's MRO, so a reached ``setUp`` or test class
+    finds every id that runs it (``ids_under``) and a test module every id in it (``ids_in``).
+    """
+
+    def __init__(
+        self,
+        definition_by_id: Mapping[TestId, QualName],
+        *,
+        classes: Mapping[TestId, QualName] = MappingProxyType({}),
+        mro: Mapping[QualName, tuple[QualName, ...]] = MappingProxyType({}),
+        files: frozenset[str] | None = None,
+    ) -> None:
         self._by_id: dict[TestId, QualName] = dict(definition_by_id)
         ids: dict[QualName, list[TestId]] = {}
         for test_id, qid in self._by_id.items():
@@ -119,6 +133,11 @@ class Collection:
         self._ids: dict[QualName, tuple[TestId, ...]] = {
             qid: tuple(sorted(found)) for qid, found in ids.items()
         }
+        self._classes = dict(classes)
+        self._mro = dict(mro)
+        self._files = files if files is not None else frozenset(_file_of(t) for t in self._by_id)
+        self._under: dict[QualName, tuple[TestId, ...]] | None = None
+        self._in_file: dict[str, tuple[TestId, ...]] | None = None
 
     @classmethod
     def of_graph(cls, graph: CodeGraph) -> Collection:
@@ -141,8 +160,49 @@ class Collection:
         """Every collected node id, sorted."""
         return sorted(self._by_id)
 
+    @property
+    def files(self) -> frozenset[str]:
+        """The files pytest collects as test modules (some may hold no test)."""
+        return self._files
+
+    def class_of(self, test_id: str) -> QualName | None:
+        """The class ``test_id`` is collected under (the innermost), or None for a function."""
+        return self._classes.get(TestId(test_id))
+
+    def mro_of(self, klass: str) -> tuple[QualName, ...]:
+        """The MRO (project classes) of a class that collects tests; ``(klass,)`` if unknown."""
+        return self._mro.get(QualName(klass), (QualName(klass),))
+
+    def ids_under(self, klass: str) -> tuple[TestId, ...]:
+        """Every id collected under a class whose MRO holds ``klass`` (its setUp runs for them)."""
+        if self._under is None:
+            under: dict[QualName, list[TestId]] = {}
+            for test_id, owner in self._classes.items():
+                for base in self.mro_of(owner):
+                    under.setdefault(base, []).append(test_id)
+            self._under = {k: tuple(sorted(v)) for k, v in under.items()}
+        return self._under.get(QualName(klass), ())
+
+    def ids_in(self, file: str) -> tuple[TestId, ...]:
+        """Every id collected from ``file``, sorted."""
+        if self._in_file is None:
+            in_file: dict[str, list[TestId]] = {}
+            for test_id in self._by_id:
+                in_file.setdefault(_file_of(test_id), []).append(test_id)
+            self._in_file = {k: tuple(sorted(v)) for k, v in in_file.items()}
+        return self._in_file.get(file, ())
+
+    def ids_below(self, folder: str) -> tuple[TestId, ...]:
+        """Every id collected from a file in ``folder`` or below (``""``: the whole project)."""
+        prefix = f"{folder}/" if folder else ""
+        return tuple(t for t in self.ids() if t.startswith(prefix))
+
     def __len__(self) -> int:
         return len(self._by_id)
+
+
+def _file_of(test_id: str) -> str:
+    return test_id.partition("::")[0]
 
 
 def collected_ids(
@@ -153,11 +213,18 @@ def collected_ids(
     """Model pytest's collection of the whole project (see the module docstring)."""
     model = _Model(graph, config, hints)
     found: dict[TestId, QualName] = {}
-    for module in model.test_modules():
-        for test_id, qid in model.collect_module(module):
-            found.setdefault(test_id, qid)
+    classes: dict[TestId, QualName] = {}
+    modules = model.test_modules()
+    for module in modules:
+        for test_id, qid, klass in model.collect_module(module):
+            if test_id not in found:
+                found[test_id] = qid
+                if klass is not None:
+                    classes[test_id] = klass
     logger.debug("collection: %d ids for %d definitions", len(found), len(set(found.values())))
-    return Collection(found)
+    mro = {klass: model.mro(klass) for klass in set(classes.values())}
+    files = frozenset(m.file for m in modules)
+    return Collection(found, classes=classes, mro=mro, files=files)
 
 
 def hint_files(graph: CodeGraph, config: PytestConfig) -> frozenset[str]:
@@ -209,8 +276,8 @@ class _Model:
         self._merged: dict[QualName, dict[str, Node]] = {}
         self._externals: dict[QualName, tuple[frozenset[str], str]] = {}
         self._unittest: dict[QualName, bool] = {}
-        self._items: dict[QualName, tuple[tuple[str, QualName], ...]] = {}
-        self._unittest_found: dict[QualName, tuple[tuple[str, QualName], ...]] = {}
+        self._items: dict[QualName, tuple[_Item, ...]] = {}
+        self._unittest_found: dict[QualName, tuple[_Item, ...]] = {}
         self._modules: dict[str, str] = {}
         self._candidates: dict[str, bool] = {}
         self._own_kept: dict[QualName, dict[str, Node]] = {}
@@ -222,8 +289,8 @@ class _Model:
 
     # ------------------------------------------------------------------ namespaces
 
-    def collect_module(self, module: Node) -> Iterator[tuple[TestId, QualName]]:
-        """(id, definition) of every item pytest collects from one test module."""
+    def collect_module(self, module: Node) -> Iterator[tuple[TestId, QualName, QualName | None]]:
+        """(id, definition, collecting class or None) of every item of one test module."""
         if self._flag(module.id, module.file) is False:
             return
         names = self._namespace(module, imported=self.config.collect_imported_tests)
@@ -235,7 +302,7 @@ class _Model:
             if node.kind is NodeKind.CLASS:
                 yield from self._collect_class(prefix, node, name)
             elif self._is_test_function(node, name):
-                yield TestId(prefix), node.id
+                yield TestId(prefix), node.id, None
 
     def _namespace(
         self, module: Node, *, imported: bool, seen: frozenset[QualName] = frozenset()
@@ -292,15 +359,15 @@ class _Model:
 
     def _collect_class(
         self, prefix: str, node: Node, name: str
-    ) -> Iterator[tuple[TestId, QualName]]:
+    ) -> Iterator[tuple[TestId, QualName, QualName | None]]:
         if self.config.unittest and self._is_unittest(node.id):
             items = self._unittest_items(node.id)
         elif self._is_test_class(node.id, name):
             items = self._class_items(node.id)
         else:
             return
-        for suffix, qid in items:
-            yield TestId(f"{prefix}::{suffix}"), qid
+        for suffix, qid, klass in items:
+            yield TestId(f"{prefix}::{suffix}"), qid, klass
 
     def _is_test_class(self, qid: QualName, name: str) -> bool:
         flag = self._class_flag(qid)
@@ -308,13 +375,13 @@ class _Model:
             return False
         return not (flag is False or self._has_init(qid) or self._is_abstract(qid))
 
-    def _class_items(self, qid: QualName) -> tuple[tuple[str, QualName], ...]:
+    def _class_items(self, qid: QualName) -> tuple[_Item, ...]:
         """The ids (below the class) of a collected pytest class: methods, nested classes."""
         known = self._items.get(qid)
         if known is not None:
             return known
         self._items[qid] = ()  # a class nested in itself through a base: collect it once
-        items: list[tuple[str, QualName]] = []
+        items: list[_Item] = []
         members = self._members(qid)
         for member_name in sorted(members):
             member = members[member_name]
@@ -327,18 +394,18 @@ class _Model:
                     inner = self._class_items(member.id)
                 else:
                     continue
-                items.extend((f"{member_name}::{suffix}", q) for suffix, q in inner)
+                items.extend((f"{member_name}::{suffix}", q, k) for suffix, q, k in inner)
             elif self._is_test_function(member, member_name):
-                items.append((member_name, member.id))
+                items.append((member_name, member.id, qid))
         known = self._items[qid] = tuple(items)
         return known
 
-    def _unittest_items(self, qid: QualName) -> tuple[tuple[str, QualName], ...]:
+    def _unittest_items(self, qid: QualName) -> tuple[_Item, ...]:
         """``unittest.TestLoader.getTestCaseNames``: callable ``test*`` attributes, sorted."""
         known = self._unittest_found.get(qid)
         if known is not None:
             return known
-        items: list[tuple[str, QualName]] = []
+        items: list[_Item] = []
         if not (self._is_abstract(qid) or self._class_flag(qid) is False):
             members = self._members(qid)
             for member_name in sorted(members):
@@ -349,10 +416,10 @@ class _Model:
                     continue
                 if self._flag(member.id, member.file) is False:
                     continue
-                items.append((member_name, member.id))
+                items.append((member_name, member.id, qid))
             run_test = members.get("runTest")
             if not items and run_test is not None:
-                items.append(("runTest", run_test.id))
+                items.append(("runTest", run_test.id, qid))
         known = self._unittest_found[qid] = tuple(items)
         return known
 

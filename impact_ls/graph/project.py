@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from impact_ls.config import Settings
+from impact_ls.graph.baseline import Snapshot, snapshot
 from impact_ls.graph.builder import GraphBuilder
 from impact_ls.graph.codegraph import CodeGraph, Confirmer
 from impact_ls.graph.extract import extract_facts
@@ -399,6 +400,31 @@ class ProjectIndex:
             if self._building or not self.ready:
                 self._pending.append((rel, None))
             self._remove_locked(rel)
+
+    def baseline_snapshot(self, path: str | Path, text: str) -> Snapshot | None:
+        """What the project used of ``text`` — ``path``'s baseline (``graph/baseline.py``).
+
+        The file is put at ``text`` (re-extracted; it and the files that read it re-resolved),
+        the edges are read and its current facts are put back, so the graph ends as it began.
+        None while a build runs or for a file the index leaves out.
+        """
+        rel = self._indexable(path)
+        if rel is None:
+            return None
+        with self.lock:
+            if self._building or not self.ready:
+                return None
+            builder = self._builder
+            current = builder.facts(rel)
+            builder.update(rel, text)
+            try:
+                baseline = builder.facts(rel)
+                return snapshot(builder.graph, baseline) if baseline is not None else None
+            finally:
+                if current is None:
+                    builder.remove(rel)
+                else:
+                    builder.set_facts(current)
 
     def refresh(self) -> tuple[str, ...]:
         """Rescan the disk and patch changed, new and removed files; return them, sorted."""

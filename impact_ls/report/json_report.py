@@ -5,9 +5,12 @@ keys, two-space indent, raw UTF-8 and a trailing newline, so identical reports g
 bytes. ``report_from_dict`` reads the schema back: the CI action reads what ``impact-ls analyze
 --format json`` wrote, and the graph page renders the blast-radius command's result.
 
-Shape notes: ``obligations`` is derived (batches as ``{batch_id, members}``, the validation set as
-the sorted unique test ids); ``next_edits`` is ``{"next_edits": [...]}`` when the model answered
-and ``{"next_edit": "failed", "fallback": "batch_order", "next_edits": [...]}`` when the
+Shape notes: ``tests`` lists the report's pairs (at most ``max-test-pairs``, the most confident;
+``audit.notes`` says when it cut), each with ``reason`` when a test is selected for more than a
+call path (an import-time break); ``obligations`` is derived (batches as ``{batch_id, members}``,
+the validation set as the sorted unique ids of the *whole* selection); ``next_edits`` is
+``{"next_edits": [...]}`` when the model answered and
+``{"next_edit": "failed", "fallback": "batch_order", "next_edits": [...]}`` when the
 deterministic batch order stands. Scores are rounded to 4 decimals.
 """
 
@@ -46,6 +49,19 @@ _DECIMALS = 4
 
 def _score(value: float) -> float:
     return round(float(value), _DECIMALS)
+
+
+def _test_entry(hit: TestHit) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "file": hit.file,
+        "test": hit.test,
+        "test_file": hit.test_file,
+        "conf": _score(hit.conf),
+        "evidence": str(hit.evidence),
+    }
+    if hit.reason:  # an import-time break, a conftest hook: why beyond a call path
+        out["reason"] = hit.reason
+    return out
 
 
 def _entry(entry: TriageEntry) -> dict[str, Any]:
@@ -112,16 +128,7 @@ def report_to_dict(report: Report) -> dict[str, Any]:
             {"batch_id": b.batch_id, "members": list(b.members), "size": b.size, "split": b.split}
             for b in report.batches
         ],
-        "tests": [
-            {
-                "file": t.file,
-                "test": t.test,
-                "test_file": t.test_file,
-                "conf": _score(t.conf),
-                "evidence": str(t.evidence),
-            }
-            for t in report.tests
-        ],
+        "tests": [_test_entry(t) for t in report.tests],
         "cochange": [{"file": c.file, "score": _score(c.score)} for c in report.cochange],
         "unanalyzable": [
             {"file": u.file, "line": u.line, "reason": u.reason, "entity": u.entity, "name": u.name}
@@ -131,7 +138,8 @@ def report_to_dict(report: Report) -> dict[str, Any]:
             "change": [
                 {"batch_id": b.batch_id, "members": list(b.members)} for b in report.batches
             ],
-            "validate": sorted({t.test for t in report.tests}),
+            # every selected id, also those the shortened ``tests`` list leaves out
+            "validate": report.selected_tests(),
         },
         "dag": {
             "nodes": [
@@ -261,6 +269,7 @@ def report_from_dict(d: dict[str, Any]) -> Report:
                 test=TestId(t["test"]),
                 conf=t["conf"],
                 evidence=Evidence(t.get("evidence", "static")),
+                reason=t.get("reason", ""),
             )
             for t in d.get("tests", ())
         ),

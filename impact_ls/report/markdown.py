@@ -55,9 +55,10 @@ def render_markdown(report: Report, *, base: str, link: Link | None = None) -> s
     if not report.changes:
         lines += ["No Python change against the base: nothing to inspect.", ""]
         return "\n".join(lines)
+    tests = len(report.selected_tests())
     lines += [
         f"**{len(must)} must-inspect · {len(may)} may-impact · "
-        f"{plural(len(report.batches), 'batch')} · {plural(len(report.tests), 'affected test')}**"
+        f"{plural(len(report.batches), 'batch')} · {plural(tests, 'affected test')}**"
         f" from {plural(len(report.changes), 'change')}: "
         + ", ".join(f"`{short_entity(c.entity)}` ({c.change_type})" for c in report.changes[:10]),
         "",
@@ -78,7 +79,7 @@ def render_markdown(report: Report, *, base: str, link: Link | None = None) -> s
             lines.append(f"{number}. {plural(batch.size, 'site')}: {names}{more}")
         lines.append("")
     if report.tests:
-        ids = sorted({t.test for t in report.tests})
+        ids = report.selected_tests()
         lines += [f"**Affected tests** ({len(ids)})", "", "```"]
         lines.append("python -m pytest " + " ".join(ids[:MAX_TESTS]))
         lines.append("```")

@@ -202,10 +202,27 @@ def _next_edit_section(report: Report) -> list[_Section]:
     return [("Next edits (as the LLM ordered them)", (), lines)]
 
 
+def _tests_section(report: Report) -> _Section:
+    """The listed tests, then why each group beyond a call path was selected (import-time
+    breaks, conftest hooks), once per reason; the count is the whole selection's."""
+    lines = [f"  {t.conf:.2f}  {t.test}{_EVIDENCE[t.evidence]}" for t in report.tests]
+    whole = report.selection or report.tests
+    reasons: dict[str, set[str]] = {}
+    for hit in whole:
+        if hit.reason:
+            reasons.setdefault(hit.reason, set()).add(hit.test)
+    for reason in sorted(reasons):
+        lines.extend(_wrap(f"why {plural(len(reasons[reason]), 'test')}: {reason}", "  ", "    "))
+    count = len({t.test for t in whole})
+    shown = len({t.test for t in report.tests})
+    listed = f" · {shown} listed" if shown < count else ""
+    return (f"Affected tests · {count}{listed} (pytest $(impact-ls tests))", (), lines)
+
+
 def _next_line(report: Report) -> str:
     """The one step to take now, from the report's ``next`` and its sites."""
     must = report.triage.must_inspect
-    tests = len({t.test for t in report.tests})
+    tests = len(report.selected_tests())
     run = f"run the {plural(tests, 'affected test')}" if tests else ""
     if report.next.action == "edit" and must:
         first = next(
@@ -267,9 +284,7 @@ def render_text(report: Report, *, color: bool) -> str:
         title = "Edit in this order (each batch changes and is tested together)"
         sections.append((title, (), _batch_lines(report)))
     if report.tests:
-        lines = [f"  {t.conf:.2f}  {t.test}{_EVIDENCE[t.evidence]}" for t in report.tests]
-        count = len({t.test for t in report.tests})
-        sections.append((f"Affected tests · {count} (pytest $(impact-ls tests))", (), lines))
+        sections.append(_tests_section(report))
     if report.cochange:
         lines = [f"  {c.score:.2f}  {c.file}" for c in report.cochange]
         sections.append(("Files that changed together with these in git history", (), lines))

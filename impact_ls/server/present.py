@@ -261,10 +261,12 @@ def test_diagnostics(run: TestRun, *, locator: Locator) -> dict[str, list[types.
 
 
 def _tests_of(report: Report, change: Change) -> list[str]:
+    # the whole selection, not the report's shortened list: the lens runs every selected test
+    hits = report.selection or report.tests
     files = {c.file for c in _live_changes(report)}
     if len(files) <= 1:
-        return sorted({t.test for t in report.tests})
-    return sorted({t.test for t in report.tests if t.file == change.file})
+        return sorted({t.test for t in hits})
+    return sorted({t.test for t in hits if t.file == change.file})
 
 
 def _batches_of(report: Report, change: Change, entries: Sequence[TriageEntry]) -> list[int]:

@@ -81,7 +81,10 @@ async def test_blast_radius_puts_the_audit_first_and_facts_apart_from_selections
     ]
     assert {s["resolution"] for s in must} == {"resolved"}
     assert [s["entity"] for s in selections["may_impact"]] == ["tests.test_cart.test_cart_total"]
-    assert "tests/test_pricing.py::test_discount" in {t["test"] for t in selections["tests"]}
+    selected = {t["test"] for t in selections["tests"]}
+    assert "tests/test_pricing.py::test_price_adds_tax" in selected
+    # it imports the module but runs nothing the edit changed
+    assert "tests/test_pricing.py::test_discount" not in selected
     assert payload["result"]["truncated"] is False
     assert payload["next"]["action"] == "edit"
     assert payload["next"]["request"] == {
@@ -143,15 +146,15 @@ async def test_affected_tests_give_node_ids_with_confidence_and_reason(edited_sh
         "tests/test_cart.py::test_cart_total",
         "tests/test_pricing.py::test_price_adds_tax",
         "tests/test_pricing.py::test_price_planted_failure",
-        "tests/test_pricing.py::test_discount",
-    }
-    assert tests["tests/test_pricing.py::test_discount"]["conf"] == 0.45
-    assert tests["tests/test_pricing.py::test_discount"]["location"] == "tests/test_pricing.py:12"
+    }  # not test_discount: it imports the module but runs nothing the edit changed
+    assert tests["tests/test_pricing.py::test_price_adds_tax"]["conf"] == 1.0
+    assert tests["tests/test_pricing.py::test_price_adds_tax"]["location"] == (
+        "tests/test_pricing.py:4"
+    )
     assert all(t["reason"] and t["changed_file"] == "shop/pricing.py" for t in tests.values())
     assert every["next"]["action"] == "run-tests"
-    assert "tests/test_pricing.py::test_discount" not in {
-        t["test"] for t in strict["result"]["tests"]
-    }
+    # each calls the changed function: as confident as a test can be
+    assert {t["test"] for t in strict["result"]["tests"]} == set(tests)
     assert strict["result"]["min_conf"] == 0.9
 
 

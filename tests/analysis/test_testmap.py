@@ -1,4 +1,4 @@
-"""Test impact: path weights 1.0 / 0.56 / 0.45, the 0.45 floor, caps and ``test_map.txt``."""
+"""Test impact: execution paths, their weights, the floor, the search budget, test_map.txt."""
 
 from __future__ import annotations
 
@@ -129,8 +129,7 @@ def test_weights_follow_the_widest_path():
         [_member("pkg.api.handle", "pkg.auth.login")],
         _graph(),
         min_conf=0.45,
-        max_pairs=256,
-    )
+    ).hits
     assert hits == (
         _hit("pkg/auth.py", "tests/test_api.py::test_handle", 1.0, "tests.test_api.test_handle"),
         _hit("pkg/auth.py", "tests/test_auth.py::test_login", 1.0, "tests.test_auth.test_login"),
@@ -140,38 +139,55 @@ def test_weights_follow_the_widest_path():
         _hit(
             "pkg/auth.py", "tests/test_flow.py::test_sign_in", 0.56, "tests.test_flow.test_sign_in"
         ),
-        _hit(
-            "pkg/auth.py",
-            "tests/test_smoke.py::test_imports",
-            0.45,
-            "tests.test_smoke.test_imports",
-        ),
     )
+    # importing a name runs none of its code, an annotation neither: no path
+    assert all("test_smoke" not in h.test and "test_types" not in h.test for h in hits)
 
 
-def test_floor_excludes_weaker_paths_and_unknown_edges():
-    hits = map_tests([_change("pkg.auth.login")], [], _graph(), min_conf=0.5, max_pairs=256)
-    assert [(h.test, h.conf) for h in hits] == [
-        ("tests/test_auth.py::test_login", 1.0),
-        ("tests/test_fix.py::test_with_user", 1.0),
-        ("tests/test_flow.py::test_sign_in", 0.56),
-    ]
-    assert all("test_types" not in h.test for h in hits)
-
-
-def test_pair_cap_keeps_the_most_confident():
-    hits = map_tests([_change("pkg.auth.login")], [], _graph(), min_conf=0.45, max_pairs=2)
+def test_floor_excludes_weaker_paths():
+    hits = map_tests([_change("pkg.auth.login")], [], _graph(), min_conf=0.6).hits
     assert [(h.test, h.conf) for h in hits] == [
         ("tests/test_auth.py::test_login", 1.0),
         ("tests/test_fix.py::test_with_user", 1.0),
     ]
 
 
-def test_hop_limit_bounds_the_path():
-    hits = map_tests(
-        [_change("pkg.auth.login")], [], _graph(), min_conf=0.45, max_pairs=256, max_hops=1
+def test_the_selection_is_never_capped():
+    graph = CodeGraph.of(
+        [_node("pkg.auth.login", NodeKind.FUNCTION, "pkg/auth.py", 5)]
+        + [_test(f"tests.test_many.test_{i:03}", "tests/test_many.py", 3 + i) for i in range(300)],
+        [
+            _edge(f"tests.test_many.test_{i:03}", "pkg.auth.login", K.TESTS, "t.py", 4 + i)
+            for i in range(300)
+        ],
     )
-    assert [h.test for h in hits] == ["tests/test_auth.py::test_login"]
+    found = map_tests([_change("pkg.auth.login")], [], graph, min_conf=0.45)
+    assert len(found.hits) == 300
+    assert not found.truncated and found.notes == ()
+
+
+def test_a_long_call_chain_is_followed_to_its_test():
+    # eight hops: no hop count cuts a real path
+    chain = [f"pkg.m{i}.f" for i in range(8)]
+    nodes = [_node(q, NodeKind.FUNCTION, f"pkg/m{i}.py", 3) for i, q in enumerate(chain)]
+    nodes.append(_test("tests.test_deep.test_top", "tests/test_deep.py", 3))
+    edges = [_edge(chain[i + 1], chain[i], K.CALL, f"pkg/m{i + 1}.py", 4) for i in range(7)]
+    edges.append(_edge("tests.test_deep.test_top", chain[-1], K.TESTS, "tests/test_deep.py", 4))
+    found = map_tests(
+        [_change(chain[0], file="pkg/m0.py")], [], CodeGraph.of(nodes, edges), min_conf=0.45
+    )
+    assert [(h.test, h.conf) for h in found.hits] == [("tests/test_deep.py::test_top", 0.56)]
+
+
+def test_the_search_budget_cuts_with_a_note():
+    found = map_tests([_change("pkg.auth.login")], [], _graph(), min_conf=0.45, max_nodes=1)
+    assert found.truncated
+    assert found.notes == (
+        "pkg/auth.py: the test search stopped after 1 entities (max-test-nodes, or "
+        "max-test-nodes-live in the editor); tests farther from the change may be missing",
+    )
+    # what was queued when the budget ran out still counts as reached
+    assert "tests/test_auth.py::test_login" in {h.test for h in found.hits}
 
 
 def test_hits_are_grouped_per_changed_file_and_formatted_exactly():
@@ -181,13 +197,11 @@ def test_hits_are_grouped_per_changed_file_and_formatted_exactly():
         [],
         graph,
         min_conf=0.45,
-        max_pairs=256,
-    )
+    ).hits
     assert format_test_map(hits) == (
         "pkg/auth.py tests/test_auth.py::test_login 1.0\n"
         "pkg/auth.py tests/test_fix.py::test_with_user 1.0\n"
         "pkg/auth.py tests/test_flow.py::test_sign_in 0.56\n"
-        "pkg/auth.py tests/test_smoke.py::test_imports 0.45\n"
         "pkg/helpers.py tests/test_flow.py::test_sign_in 1.0\n"
     )
     assert format_test_map(()) == ""
@@ -203,17 +217,16 @@ def test_reexported_name_reaches_tests_importing_the_package():
         _edge("pkg", "pkg.impl.f", K.REEXPORT, "pkg/__init__.py", 1, member="f"),
         _edge("tests.test_pkg", "pkg.f", K.IMPORT, "tests/test_pkg.py", 1),
         _edge("tests.test_pkg", "tests.test_pkg.test_f", K.CONTAINS, "tests/test_pkg.py", 3),
+        # the test calls the package's name for the function: the same object
+        _edge("tests.test_pkg.test_f", "pkg.f", K.TESTS, "tests/test_pkg.py", 4),
     ]
     hits = map_tests(
         [_change("pkg.impl.f", file="pkg/impl.py")],
         [],
         CodeGraph.of(nodes, edges),
         min_conf=0.45,
-        max_pairs=256,
-    )
-    assert hits == (
-        _hit("pkg/impl.py", "tests/test_pkg.py::test_f", 0.45, "tests.test_pkg.test_f"),
-    )
+    ).hits
+    assert hits == (_hit("pkg/impl.py", "tests/test_pkg.py::test_f", 1.0, "tests.test_pkg.test_f"),)
 
 
 def _collected_graph() -> CodeGraph:
@@ -282,9 +295,8 @@ def test_every_collected_id_of_a_reached_definition_is_reported():
         [],
         _collected_graph(),
         min_conf=0.45,
-        max_pairs=256,
         collection=COLLECTED,
-    )
+    ).hits
     assert hits == (
         _hit(
             "pkg/auth.py",
@@ -311,9 +323,7 @@ def test_every_collected_id_of_a_reached_definition_is_reported():
 
 
 def test_without_a_collection_each_test_node_is_its_defining_id():
-    hits = map_tests(
-        [_change("pkg.auth.login")], [], _collected_graph(), min_conf=0.45, max_pairs=256
-    )
+    hits = map_tests([_change("pkg.auth.login")], [], _collected_graph(), min_conf=0.45).hits
     assert [h.test for h in hits] == [
         "tests/test_base.py::TestBase::test_login",
         "tests/test_base.py::TestBase::test_other",
@@ -348,9 +358,8 @@ def test_recorded_tests_join_the_static_ones_and_say_so():
         [_member("pkg.api.handle", "pkg.auth.login")],
         _graph(),
         min_conf=0.45,
-        max_pairs=256,
         recorded=recorded,
-    )
+    ).hits
     assert recorded.asked == [{"pkg.auth.login", "pkg.api.handle"}]
     assert [(h.test, h.conf, h.evidence) for h in hits] == [
         ("tests/test_api.py::test_handle", 1.0, Evidence.STATIC),
@@ -361,7 +370,6 @@ def test_recorded_tests_join_the_static_ones_and_say_so():
         # executed a caller the walk reached: as strong as a call path
         ("tests/test_e2e.py::test_client", 0.56, Evidence.RECORDED),
         ("tests/test_flow.py::test_sign_in", 0.56, Evidence.BOTH),
-        ("tests/test_smoke.py::test_imports", 0.45, Evidence.STATIC),
     ]
 
 
@@ -372,7 +380,6 @@ def test_recorded_tests_of_reached_entities_respect_the_floor():
         [_member("pkg.api.handle", "pkg.auth.login")],
         _graph(),
         min_conf=0.6,
-        max_pairs=256,
         recorded=recorded,
-    )
+    ).hits
     assert "tests/test_e2e.py::test_client" not in {h.test for h in hits}

@@ -78,7 +78,7 @@ def test_eglot_shows_the_warnings_and_every_action_works(tmp_path: Path) -> None
     assert kind == "eglot-warning"
     # eglot puts the source and code first; then the break leads, as in every editor
     assert message.startswith("impact [must-inspect]: missing required argument 'currency' — ")
-    actions = ["Show blast radius", "Run 4 affected tests"]
+    actions = ["Show blast radius", "Run 3 affected tests"]
     assert result["edit_actions"] == [
         "Next edit: Cart.total — missing required argument 'currency'",
         *actions,
@@ -96,8 +96,8 @@ def test_eglot_shows_the_warnings_and_every_action_works(tmp_path: Path) -> None
     )
     # the run does not block Emacs (eglot would give up on a request after 10 s) ...
     assert result["while_running"] == "impact-ls: running the affected tests…"
-    # ... and the four tests ran on the saved files, where one is planted to fail
+    # ... and the three tests ran on the saved files, where one is planted to fail
     assert result["messages"] == [
         "impact-ls: running the affected tests…",
-        "[eglot] Server reports (type=2): impact-ls: 1 of 4 tests failed",
+        "[eglot] Server reports (type=2): impact-ls: 1 of 3 tests failed",
     ]

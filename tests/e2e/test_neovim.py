@@ -120,18 +120,18 @@ def test_neovim_shows_diagnostics_lenses_and_the_next_edit(
     }
     assert result["lenses"] == [
         "Blast radius: 4 must · 1 may · 1 batch",
-        "Run 4 affected tests",
+        "Run 3 affected tests",
         "Batch 1 · 6 sites: Cart.total → line → …",
     ]
     assert result["actions"] == [
         "Next edit: Cart.total — missing required argument 'currency'",
         "Show blast radius",
-        "Run 4 affected tests",
+        "Run 3 affected tests",
     ]
     assert result["next_edit"] == {"file": "shop/cart.py", "cursor": [19, 19]}
     assert result["site_actions"] == [
         "Next edit: line — missing required argument 'currency'",
         "Show blast radius",
-        "Run 4 affected tests",
+        "Run 3 affected tests",
     ]
     assert result["second_edit"] == {"file": "shop/invoice.py", "cursor": [8, 12]}

@@ -165,7 +165,7 @@ async def test_lenses_on_the_changed_definition(shop: Path) -> None:
             if lens.command
         ] == [
             (3, "Blast radius: 4 must · 1 may · 1 batch", "impact.showBlastRadius"),
-            (3, "Run 4 affected tests", "impact.runAffectedTests"),
+            (3, "Run 3 affected tests", "impact.runAffectedTests"),
             (3, "Batch 1 · 6 sites: Cart.total → line → …", "impact.showLocations"),
         ]
         batch = found[2].command
@@ -203,7 +203,7 @@ async def test_next_edit_action_opens_the_first_site(shop: Path) -> None:
         assert titles == [
             "Next edit: Cart.total — missing required argument 'currency'",
             "Show blast radius",
-            "Run 4 affected tests",
+            "Run 3 affected tests",
         ]
         command = found[0].command
         assert command is not None
@@ -248,7 +248,7 @@ async def test_every_must_site_offers_all_three_actions_and_next_edit_visits_the
             )
             titles = [a.title for a in found]
             assert titles[0].startswith("Next edit: "), titles
-            assert titles[1:] == ["Show blast radius", "Run 4 affected tests"]
+            assert titles[1:] == ["Show blast radius", "Run 3 affected tests"]
             show = found[1].command
             assert show is not None and list(show.arguments or []) == [pricing.uri]
         # the four MUST sites in order, then round again: never the MAY site (test_cart.py)

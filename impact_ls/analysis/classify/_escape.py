@@ -14,7 +14,7 @@ classified as their own changes. A unit is *changed* when it is in one body and 
 A change escapes iff a changed unit (or a statement fed by a local that a changed unit rebinds):
 writes a parameter (``p = …``, augmented, walrus), writes an attribute or item of ``self``/a
 parameter or of a module-level name, writes a ``global``/``nonlocal`` name, changes a
-``return``/``yield`` (added and removed ones included), raises, mutates a parameter or a
+``return``/``yield`` (added and removed ones included), raises or asserts, mutates a parameter or a
 module-level object through a known mutator method (``items.append``), or calls a method of a
 parameter for its side effects (``self.save()``). Everything else is "only local temporaries
 changed". Aliasing (``d = self; d.x = 1``) is not followed: the interprocedural points-to
@@ -442,6 +442,8 @@ def _direct_reason(unit: _Unit, scope: _Scope) -> str | None:
         return "return value changed"
     if isinstance(node, ast.Raise):
         return "raised exception changed"
+    if isinstance(node, ast.Assert):
+        return "assertion changed"  # a failing assert raises to the caller
     if isinstance(node, (ast.Global, ast.Nonlocal)):
         return f"declares {'global' if isinstance(node, ast.Global) else 'nonlocal'} " + ", ".join(
             node.names
@@ -550,7 +552,7 @@ def _flow_reason(unit: _Unit, scope: _Scope, tainted: set[str]) -> str | None:
         reason = _write_reason(target, scope)
         if reason:
             return f"{reason} from changed {used[0]}"
-    if isinstance(node, ast.Raise):
+    if isinstance(node, (ast.Raise, ast.Assert)):
         return f"raised exception depends on changed {used[0]}"
     for expr in _header_exprs(unit):
         statement_call = (

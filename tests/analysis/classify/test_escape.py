@@ -51,8 +51,23 @@ def _diff(before: str, after: str):
             "raised exception changed",
         ),
         ("def f(a):\n    yield a\n", "def f(a):\n    print(a)\n", "yielded value changed"),
+        (
+            "def f(a):\n    assert a > 0\n",
+            "def f(a):\n    assert a > 1\n",
+            "assertion changed",
+        ),
     ],
-    ids=["return", "self-attr", "param", "global", "mutator", "side-effect", "raise", "yield"],
+    ids=[
+        "return",
+        "self-attr",
+        "param",
+        "global",
+        "mutator",
+        "side-effect",
+        "raise",
+        "yield",
+        "assert",
+    ],
 )
 def test_edits_a_caller_can_observe_escape_with_their_reason(before, after, reason):
     diff = _diff(before, after)

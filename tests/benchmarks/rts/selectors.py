@@ -49,7 +49,8 @@ class Context:
 
 
 def _impact(ctx: Context, args: list[str], root: Path, extra_path: Path | None = None) -> Outcome:
-    cmd = [str(ctx.impact_python), "-m", "impact_ls", *args, "--root", str(root)]
+    # --root right after the subcommand: what follows a ``--`` goes to pytest
+    cmd = [str(ctx.impact_python), "-m", "impact_ls", args[0], "--root", str(root), *args[1:]]
     return run(cmd, cwd=root, timeout=SELECTOR_TIMEOUT_S, env=child_env(extra_path))
 
 
@@ -74,10 +75,12 @@ def set_up(ctx: Context, *, peers: bool) -> None:
         shutil.rmtree(clone, ignore_errors=True)
         subprocess.run(["git", "clone", "-q", str(lib.tree), str(clone)], check=True)
         shutil.copy(lib.tree / ".git" / "info" / "exclude", clone / ".git" / "info" / "exclude")
-        # The venv imports the package from the main tree; the clone's copy must win.
+        # The venv imports the package from the main tree; the clone's copy must win. The
+        # suite is the truth's (its config, its deselections), rooted at the clone: without
+        # --rootdir pytest would root the ids at the folder of an empty pytest.ini above it.
         rec = _impact(
             ctx,
-            ["record", "--python", str(lib.python)],
+            ["record", "--python", str(lib.python), "--", *_record_args(lib, clone)],
             clone,
             extra_path=clone / lib.import_root,
         )
@@ -97,6 +100,14 @@ def set_up(ctx: Context, *, peers: bool) -> None:
             setup["testmon: build database"] = built.cost.wall
             shutil.copy(lib.tree / ".testmondata", clean)
     ctx.setup = setup
+
+
+def _record_args(lib: Library, clone: Path) -> list[str]:
+    """pytest's arguments for the record run: the truth's config and deselections, in ``clone``."""
+    config = lib.config
+    if config.is_relative_to(lib.tree):
+        config = clone / config.relative_to(lib.tree)
+    return [f"--rootdir={clone}", "-c", str(config), "-o", "addopts=", *lib.pytest_args]
 
 
 def _from_lines(out: Outcome, suite: tuple[str, ...]) -> Selection:
