@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -51,6 +52,7 @@ _CHARS_PER_TOKEN = 4
 # The serialized DAG is its items' JSON joined by ", " inside this frame (json.dumps defaults).
 _FRAME = len('{"nodes": [], "edges": []}')
 _SEPARATOR = len(", ")
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
 _TEST_DISTANCE = 1_000  # tests sort after every walked site
 _SEED, _MUST, _MAY, _TEST = range(4)
 
@@ -125,9 +127,10 @@ def build_dag(
         max_tokens=max_tokens,
         seed_count=len(seeds),
     )
-    logger.debug(
-        "dag: %d nodes, %d edges, ~%d tokens", len(dag.nodes), len(dag.edges), _tokens(dag)
-    )
+    if logger.isEnabledFor(logging.DEBUG):
+        logger.debug(
+            "dag: %d nodes, %d edges, ~%d tokens", len(dag.nodes), len(dag.edges), _tokens(dag)
+        )
     return replace(dag, truncated=truncated or cut)
 
 
@@ -198,59 +201,120 @@ def _fit_tokens(
     max_tokens: int,
     seed_count: int,
 ) -> tuple[Dag, bool]:
-    # The searches below measure many candidate DAGs that share most nodes and edges.
-    lengths: dict[DagNode | DagEdge, int] = {}
-    if _tokens(dag, lengths) <= max_tokens:
+    # Every candidate below is measured by arithmetic on each item's JSON length: building and
+    # serialising each candidate DAG cost a third of a django edit's analysis.
+    bases = [_json_length(_node_payload(n, "")) - len('""') for n in dag.nodes]
+    signatures = [n.signature for n in dag.nodes]
+    edge_lengths = [_json_length(_edge_payload(e)) for e in dag.edges]
+    edge_chars = sum(edge_lengths) + _SEPARATOR * max(len(edge_lengths) - 1, 0)
+
+    def fits(limit: int) -> bool:
+        node_chars = sum(
+            b + _string_length(s, limit) for b, s in zip(bases, signatures, strict=True)
+        )
+        node_chars += _SEPARATOR * max(len(bases) - 1, 0)
+        return _tokens_of_length(_FRAME + node_chars + edge_chars) <= max_tokens
+
+    longest = max(map(len, signatures), default=0)
+    if fits(longest):
         return dag, False
-    longest = max((len(n.signature) for n in dag.nodes), default=0)
+    limit = longest
     if longest > _MIN_SIGNATURE:
         # The highest signature length that fits: every longer signature is cut to it.
         low, high = _MIN_SIGNATURE, longest
         while low < high:
             mid = (low + high + 1) // 2
-            if _tokens(_shorten(dag, mid), lengths) <= max_tokens:
-                low = mid
-            else:
-                high = mid - 1
-        dag = _shorten(dag, low)
-        if _tokens(dag, lengths) <= max_tokens:
-            return dag, True
-    by_entity = {n.entity: n for n in dag.nodes}
+            low, high = (mid, high) if fits(mid) else (low, mid - 1)
+        limit = low
+        if fits(limit):
+            return _shorten(dag, limit), True
+    shortened = _shorten(dag, limit)
+    count = _longest_prefix(
+        shortened,
+        kept,
+        edges=edges,
+        position=position,
+        max_edges=max_edges,
+        max_tokens=max_tokens,
+        seed_count=seed_count,
+    )
+    by_entity = {n.entity: n for n in shortened.nodes}
+    return _assemble(kept[:count], by_entity, edges, position, max_edges), True
 
-    def prefix(count: int) -> Dag:
-        return _assemble(kept[:count], by_entity, edges, position, max_edges)
 
-    # The longest prefix of the node order that fits; seeds (first in the order) always stay.
+def _longest_prefix(
+    dag: Dag,
+    kept: Sequence[QualName],
+    *,
+    edges: Mapping[tuple[QualName, QualName], DagEdge],
+    position: Mapping[QualName, int],
+    max_edges: int,
+    max_tokens: int,
+    seed_count: int,
+) -> int:
+    """The most nodes of the order whose DAG fits ``max_tokens``; the seeds always stay.
+
+    ``kept`` is a prefix of the node order, so the DAG of its first ``count`` nodes holds the
+    edges whose target is among them — a prefix of the edges sorted by (target, source)
+    position, cut at ``max_edges`` as ``_assemble`` cuts it.
+    """
+    node_sums = [0]
+    for node in dag.nodes:
+        node_sums.append(node_sums[-1] + _json_length(_node_payload(node, node.signature)))
+    inside = sorted(
+        (position[t], position[s], _json_length(_edge_payload(e)))
+        for (s, t), e in edges.items()
+        if position[t] < len(kept)
+    )
+    edge_targets = [t for t, _, _ in inside]
+    edge_sums = [0]
+    for _, _, length in inside:
+        edge_sums.append(edge_sums[-1] + length)
+
+    def fits(count: int) -> bool:
+        edge_count = min(max_edges, bisect_left(edge_targets, count))
+        chars = (
+            _FRAME
+            + node_sums[count]
+            + _SEPARATOR * max(count - 1, 0)
+            + edge_sums[edge_count]
+            + _SEPARATOR * max(edge_count - 1, 0)
+        )
+        return _tokens_of_length(chars) <= max_tokens
+
     low, high = min(seed_count, len(kept)), len(kept)
     while low < high:
         mid = (low + high + 1) // 2
-        if _tokens(prefix(mid), lengths) <= max_tokens:
-            low = mid
-        else:
-            high = mid - 1
-    return prefix(low), True
+        low, high = (mid, high) if fits(mid) else (low, mid - 1)
+    return low
 
 
 def _shorten(dag: Dag, limit: int) -> Dag:
     return replace(
         dag,
         nodes=tuple(
-            replace(n, signature=n.signature[: limit - 1] + "…") if len(n.signature) > limit else n
+            replace(n, signature=_cut(n.signature, limit)) if len(n.signature) > limit else n
             for n in dag.nodes
         ),
     )
 
 
-def _tokens(dag: Dag, lengths: dict[DagNode | DagEdge, int] | None = None) -> int:
+def _cut(signature: str, limit: int) -> str:
+    return signature if len(signature) <= limit else signature[: limit - 1] + "…"
+
+
+def _string_length(signature: str, limit: int) -> int:
+    return len(_ENCODER.encode(_cut(signature, limit)))
+
+
+def _tokens(dag: Dag) -> int:
     """The token estimate of the DAG's JSON: ``{"nodes": [...], "edges": [...]}``.
 
-    Exactly ``estimate_tokens(json.dumps(payload, ensure_ascii=False))``, computed from the
-    length of each item's own JSON (memoised in ``lengths``): with the default separators the
-    payload is its items joined by ``", "`` inside a fixed frame.
+    Exactly ``estimate_tokens(json.dumps(payload, ensure_ascii=False))``: with the default
+    separators the payload is its items joined by ``", "`` inside a fixed frame.
     """
-    memo = {} if lengths is None else lengths
-    nodes = [_json_length(n, memo) for n in dag.nodes]
-    edges = [_json_length(e, memo) for e in dag.edges]
+    nodes = [_json_length(_node_payload(n, n.signature)) for n in dag.nodes]
+    edges = [_json_length(_edge_payload(e)) for e in dag.edges]
     chars = (
         _FRAME
         + sum(nodes)
@@ -261,22 +325,23 @@ def _tokens(dag: Dag, lengths: dict[DagNode | DagEdge, int] | None = None) -> in
     return _tokens_of_length(chars)
 
 
-def _json_length(item: DagNode | DagEdge, memo: dict[DagNode | DagEdge, int]) -> int:
-    length = memo.get(item)
-    if length is None:
-        if isinstance(item, DagNode):
-            payload: dict[str, object] = {
-                "entity": item.entity,
-                "kind": item.kind,
-                "file": item.file,
-                "line": item.line,
-                "signature": item.signature,
-                "batch_id": item.batch_id,
-            }
-        else:
-            payload = {"from": item.source, "to": item.target, "cause": item.cause}
-        length = memo[item] = len(json.dumps(payload, ensure_ascii=False))
-    return length
+def _node_payload(node: DagNode, signature: str) -> dict[str, object]:
+    return {
+        "entity": node.entity,
+        "kind": node.kind,
+        "file": node.file,
+        "line": node.line,
+        "signature": signature,
+        "batch_id": node.batch_id,
+    }
+
+
+def _edge_payload(edge: DagEdge) -> dict[str, object]:
+    return {"from": edge.source, "to": edge.target, "cause": edge.cause}
+
+
+def _json_length(payload: dict[str, object]) -> int:
+    return len(_ENCODER.encode(payload))
 
 
 def _seed_node(change: Change, graph: CodeGraph, batch_of: Mapping[QualName, int]) -> DagNode:

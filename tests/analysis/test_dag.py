@@ -242,5 +242,22 @@ def test_token_cap_then_drops_the_farthest_nodes_but_never_the_seed():
     assert kept == [f"pkg.callers.c{i:03}" for i in range(len(kept))]
     assert 0 < len(kept) < 150
     assert {e.target for e in dag.edges} == set(kept)
+    # the longest prefix that fits: one node more would not
+    more = build_dag(
+        [CHANGE],
+        triage,
+        (),
+        (),
+        graph,
+        max_nodes=len(dag.nodes) + 1,
+        max_edges=400,
+        max_tokens=12_000,
+    )
+    assert _size(more) > 2_000
+    few_edges = build_dag(
+        [CHANGE], triage, (), (), graph, max_nodes=200, max_edges=20, max_tokens=2_000
+    )
+    assert _size(few_edges) <= 2_000 and len(few_edges.edges) == 20
+    assert len(few_edges.nodes) > len(dag.nodes)  # capped edges leave room for more nodes
     tiny = build_dag([CHANGE], triage, (), (), graph, max_nodes=200, max_edges=400, max_tokens=10)
     assert [n.entity for n in tiny.nodes] == [SEED] and tiny.edges == () and tiny.truncated

@@ -6,6 +6,7 @@ The contract is in the package docstring (``analysis/classify/__init__.py``).
 from __future__ import annotations
 
 import ast
+import functools
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -31,6 +32,7 @@ from impact_ls.analysis.classify._outline import (
     touched_statements,
 )
 from impact_ls.analysis.classify._settle import (
+    Check,
     Hunk,
     LineMap,
     Settled,
@@ -79,7 +81,7 @@ def classify_changes(
     before_lines = split_lines(before)
     after_lines = split_lines(after)
     ops = opcodes(before_lines, after_lines)
-    before_check = check(before)
+    before_check = _baseline_check(before)
     settled = settle(ops, before_lines, after_lines, before_check)
     lines = LineMap(opcodes=ops, p2a=settled.p2a, after_count=len(after_lines))
     package = package_of(module, file)
@@ -117,6 +119,13 @@ def classify_changes(
         len(settled.reverted),
     )
     return result
+
+
+@functools.lru_cache(maxsize=4)
+def _baseline_check(text: str) -> Check:
+    # A baseline stays the same over an editing session's keystrokes: parse it once (its tree
+    # is only read). Four, for the few files edited at once; a big module's tree is megabytes.
+    return check(text)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
