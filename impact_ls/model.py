@@ -146,6 +146,12 @@ class Edge:
     name_matched: bool = False
     member: str | None = None
 
+    def __hash__(self) -> int:
+        # The generated hash hashes every field, Span and ArgShape through Python-level
+        # methods; the analysis hashes tens of thousands of edges per edit. Equal edges still
+        # hash equal (a subset of the compared fields).
+        return hash((self.source, self.target, self.file, self.span.line, self.span.col))
+
 
 class DynamicKind(StrEnum):
     GETATTR = "getattr"
@@ -272,6 +278,10 @@ class Site:
     name_matched: bool = False
     relation: Relation | None = None  # the relation whose edge this site evidences
     target: QualName | None = None  # what the evidence edge points at (None: a definition)
+
+    def __hash__(self) -> int:
+        # as ``Edge.__hash__``: a subset of the compared fields, without nested dataclass hashes
+        return hash((self.file, self.target, self.span.line, self.span.col))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

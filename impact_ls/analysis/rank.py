@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from impact_ls import config
 from impact_ls.graph.codegraph import CodeGraph
-from impact_ls.model import Change, EdgeKind, Member, NodeKind, QualName
+from impact_ls.model import Change, EdgeKind, Member, Node, NodeKind, QualName
 
 logger = logging.getLogger(__name__)
 
@@ -60,8 +60,9 @@ def rank_members(
     test_conf: Mapping[QualName, float],
 ) -> tuple[Ranked, ...]:
     """Gate ``members`` on hard edges and rank them by lexical coupling to ``seed``."""
-    imports_cache: dict[str, frozenset[str]] = {}
-    modules_cache: dict[str, str | None] = {}
+    # Per graph version, not per analysis: every edit ranks members of the same files.
+    imports_cache, modules_cache = graph.memo("rank.imports", _import_caches, kinds=_IMPORTS)
+    words = graph.memo("rank.words", _word_cache, kinds=frozenset())
     seed_node = graph.node(seed.entity)
     seed_ids = _tokens([seed.entity, seed.before_sig, seed.after_sig])
     seed_strs = _tokens(seed_node.strings if seed_node is not None else ())
@@ -74,8 +75,7 @@ def rank_members(
         if not (member.relations and member.sites):
             continue
         node = graph.node(member.entity)
-        ids = _tokens([member.entity, node.signature if node is not None else ""])
-        strs = _tokens(node.strings if node is not None else ())
+        ids, strs = _words_of(member.entity, node, words)
         imports = _imports(
             node.file if node is not None else member.file, graph, imports_cache, modules_cache
         )
@@ -97,6 +97,29 @@ def rank_members(
     out.sort(key=lambda r: (r.member.distance, -r.lex, r.member.entity, r.member.file))
     logger.debug("ranked %d of %d members of %s", len(out), len(members), seed.entity)
     return tuple(out)
+
+
+_IMPORTS = frozenset({EdgeKind.IMPORT})
+_Words = tuple[frozenset[str], frozenset[str]]
+
+
+def _import_caches(_: CodeGraph) -> tuple[dict[str, frozenset[str]], dict[str, str | None]]:
+    return {}, {}
+
+
+def _word_cache(_: CodeGraph) -> dict[QualName, _Words]:
+    return {}
+
+
+def _words_of(entity: QualName, node: Node | None, cache: dict[QualName, _Words]) -> _Words:
+    """The words of a member's name and signature, and of its string literals."""
+    found = cache.get(entity)
+    if found is None:
+        found = cache[entity] = (
+            _tokens([entity, node.signature if node is not None else ""]),
+            _tokens(node.strings if node is not None else ()),
+        )
+    return found
 
 
 def _tokens(texts: Iterable[str]) -> frozenset[str]:

@@ -22,11 +22,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import replace
+from typing import TypeVar, cast
 
 from impact_ls.model import DynamicKind, DynamicRef, Edge, EdgeKind, Node, NodeKind, QualName
 
 Confirmer = Callable[[Edge], bool | None]
+_T = TypeVar("_T")
 
 _IMPORT_KINDS = frozenset({EdgeKind.IMPORT, EdgeKind.REEXPORT, EdgeKind.TYPE_REF})
 _MODULE_IMPORTS = frozenset({EdgeKind.IMPORT, EdgeKind.REEXPORT})
@@ -51,6 +54,7 @@ class CodeGraph:
         self._imports_by_parent: dict[QualName, list[Edge]] = defaultdict(list)
         self._getattr_by_file: dict[str, list[DynamicRef]] = {}
         self._version = 0
+        self._memos: dict[str, tuple[int, object]] = {}
         self.confirmer = confirmer
 
     @classmethod
@@ -154,6 +158,20 @@ class CodeGraph:
     def version(self) -> int:
         """A counter bumped by every change, so derived values can be cached per version."""
         return self._version
+
+    def memo(
+        self, key: str, build: Callable[[CodeGraph], _T], *, kinds: AbstractSet[EdgeKind]
+    ) -> _T:
+        """``build(graph)``, kept until the graph changes: an index derived from it (``key``
+        names it) that every analysis would otherwise rebuild. ``kinds`` are the edge kinds it
+        reads: an overlay whose extra edges hold none of them shares the viewed graph's value
+        (built on that graph)."""
+        held = self._memos.get(key)
+        if held is not None and held[0] == self._version:
+            return cast("_T", held[1])
+        value = build(self)
+        self._memos[key] = (self._version, value)
+        return value
 
     def node(self, qid: str) -> Node | None:
         """The node with this qualname, if the current text defines it."""
@@ -384,6 +402,7 @@ class _Overlay(CodeGraph):
         # Share every index of ``base`` (no copy), then layer the extra edges over the edge ones.
         self.__dict__.update(base.__dict__)
         self._base = base
+        self._memos = {}  # never the viewed graph's: a view's values may differ from it
         self._extra_in: dict[QualName, list[Edge]] = defaultdict(list)
         self._extra_out: dict[QualName, list[Edge]] = defaultdict(list)
         self._extra_imports: dict[QualName, list[Edge]] = defaultdict(list)
@@ -408,6 +427,14 @@ class _Overlay(CodeGraph):
         extra = self._extra_imports.get(parent)
         own = self._base._imports_into(parent)
         return [*own, *extra] if extra else own
+
+    def memo(
+        self, key: str, build: Callable[[CodeGraph], _T], *, kinds: AbstractSet[EdgeKind]
+    ) -> _T:
+        """The viewed graph's value unless an extra edge is of ``kinds``; then this view's own."""
+        if not any(edge.kind in kinds for edge in self._extra):
+            return self._base.memo(key, build, kinds=kinds)
+        return super().memo(key, build, kinds=kinds)
 
     def is_overlaid(self, edge: Edge) -> bool:
         """Whether ``edge`` is one of this view's extra edges rather than the graph's own."""

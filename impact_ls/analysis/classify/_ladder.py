@@ -97,7 +97,7 @@ def classify_changes(
         before_source = skeleton(before_lines, keep_before, before_check.tree, old_touched)
         patched_source = skeleton(patched_lines, keep_patched, settled.check.tree, new_touched)
         texts = (before_lines, patched_lines)
-    old = outline_of(Parsed.of(before_source, before_check), package)
+    old = _baseline_outline(before, before_source, package)
     new = outline_of(Parsed.of(patched_source, settled.check), package)
     ctx = _Context(file=file, module=module, old=old, new=new, lines=lines, texts=texts)
     changes = [
@@ -126,6 +126,13 @@ def _baseline_check(text: str) -> Check:
     # A baseline stays the same over an editing session's keystrokes: parse it once (its tree
     # is only read). Four, for the few files edited at once; a big module's tree is megabytes.
     return check(text)
+
+
+@functools.lru_cache(maxsize=4)
+def _baseline_outline(before: str, source: str, package: str) -> Outline:
+    # Keystrokes in one function keep the same baseline skeleton (the same statements touched):
+    # parso reads it once. Outlines are only read (their lazy ast lookups are memos).
+    return outline_of(Parsed.of(source, _baseline_check(before)), package)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

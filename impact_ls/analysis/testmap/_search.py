@@ -40,6 +40,7 @@ _PROPERTIES = frozenset({"property", "cached_property"})
 _NOT_USES = frozenset({EdgeKind.CONTAINS, EdgeKind.OVERRIDE})
 # how a fixture builds an instance: calls the class, or hands it on (``partial(Cls, …)``)
 _BUILDS = frozenset({EdgeKind.INSTANTIATE, EdgeKind.CLASS_MEMBER})
+_FAMILY_KINDS = _BUILDS | {EdgeKind.INHERIT}  # what ``_Families`` reads
 # subclasses looked at per reached method: its cost bound in a hierarchy as wide as django's
 # ``Field`` (mixins are combined near the class they serve)
 _MAX_SUBCLASSES = 32
@@ -98,7 +99,7 @@ def widest_paths(
     heap = [(-conf, qid) for qid, conf in starts.items() if conf >= min_conf]
     heapq.heapify(heap)
     expanded = 0
-    families = _Families(graph)
+    families = graph.memo("testmap.families", _Families, kinds=_FAMILY_KINDS)
     while heap:
         negative, qid = heapq.heappop(heap)
         if qid in best:
@@ -177,8 +178,8 @@ def _through_subclasses(
 
 
 class _Families:
-    """Per search: each class's direct subclasses, transitive bases and building fixtures,
-    computed once (a search reaches many methods of the same classes)."""
+    """Each class's direct subclasses, transitive bases and building fixtures, computed once
+    per graph version (``CodeGraph.memo``): every search reaches methods of the same classes."""
 
     def __init__(self, graph: CodeGraph) -> None:
         self._graph = graph
