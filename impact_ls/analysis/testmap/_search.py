@@ -187,10 +187,17 @@ class _Families:
         self._bases: dict[QualName, tuple[QualName, ...]] = {}
         self._builders: dict[QualName, tuple[QualName, ...]] = {}
         self._cobases: dict[QualName, tuple[QualName, ...]] = {}
+        self._inheriting: dict[tuple[QualName, str], tuple[QualName, ...]] = {}
 
-    def inheriting(self, klass: QualName, name: str) -> list[QualName]:
+    def inheriting(self, klass: QualName, name: str) -> tuple[QualName, ...]:
         """``klass`` and the classes that inherit ``name`` from it (not those overriding it,
         nor their subclasses), nearest first, at most ``_MAX_SUBCLASSES``."""
+        found = self._inheriting.get((klass, name))
+        if found is None:
+            found = self._inheriting[(klass, name)] = tuple(self._inheritors(klass, name))
+        return found
+
+    def _inheritors(self, klass: QualName, name: str) -> list[QualName]:
         graph = self._graph
         out = [klass]
         seen = {klass}
