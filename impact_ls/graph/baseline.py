@@ -122,21 +122,9 @@ def defined_names(facts: FileFacts) -> set[QualName]:
 def incoming_edges(graph: CodeGraph, facts: FileFacts) -> frozenset[Edge]:
     """The edges of ``graph`` into what ``facts`` defines (and into re-exported aliases of it),
     evidenced in other files."""
-    targets = defined_names(facts)
-    frontier = list(targets)
-    found: set[Edge] = set()
-    while frontier:
-        current = frontier.pop()
-        for edge in graph.dependents_unordered(current):
-            if edge.file == facts.file:
-                continue
-            found.add(edge)
-            if edge.kind is EdgeKind.REEXPORT and edge.member:
-                alias = QualName(f"{edge.source}.{edge.member}")
-                if alias not in targets:
-                    targets.add(alias)
-                    frontier.append(alias)
-    return frozenset(found)
+    return frozenset(
+        graph.dependents_through_aliases(defined_names(facts), lambda e: e.file != facts.file)
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

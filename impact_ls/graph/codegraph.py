@@ -309,19 +309,30 @@ class CodeGraph:
         ``pkg/__init__.py`` re-exporting ``pkg.impl.f`` makes every importer of ``pkg.f`` an
         importer of ``pkg.impl.f`` too; the chain is followed transitively, cycles cut.
         """
-        seen: set[QualName] = {QualName(qid)}
-        frontier = [QualName(qid)]
-        out: list[Edge] = []
+        found = self.dependents_through_aliases([QualName(qid)], lambda e: e.kind in _IMPORT_KINDS)
+        return sorted(set(found), key=_edge_key)
+
+    def dependents_through_aliases(
+        self, targets: Iterable[QualName], keep: Callable[[Edge], bool]
+    ) -> Iterator[Edge]:
+        """The incoming edges of ``targets`` that ``keep`` admits, and those of every name that
+        re-exports one of them (``pkg.f`` for ``pkg.impl.f``), transitively, each name once.
+
+        Only a kept re-export edge leads on to its alias. Unordered.
+        """
+        seen = set(targets)
+        frontier = list(seen)
         while frontier:
             current = frontier.pop()
-            for edge in self.dependents(current, kinds=_IMPORT_KINDS):
-                out.append(edge)
+            for edge in self._incoming_of(current):
+                if not keep(edge):
+                    continue
+                yield edge
                 if edge.kind is EdgeKind.REEXPORT and edge.member:
                     alias = QualName(f"{edge.source}.{edge.member}")
                     if alias not in seen:
                         seen.add(alias)
                         frontier.append(alias)
-        return sorted(set(out), key=_edge_key)
 
     def module_importers_of(self, module: str) -> list[Edge]:
         """Import and re-export edges that import ``module`` or a name from it (unsorted).
