@@ -85,8 +85,9 @@ def classify_changes(
     settled = settle(ops, before_lines, after_lines, before_check)
     lines = LineMap(opcodes=ops, p2a=settled.p2a, after_count=len(after_lines))
     package = package_of(module, file)
-    before_source, patched_source = before, settled.text
+    patched_source = settled.text
     texts: tuple[list[str], list[str]] | None = None
+    kept: tuple[frozenset[int], frozenset[int]] | None = None
     if before_check.tree is not None and settled.check.tree is not None:
         # parso is slow on big files: only the top-level statements the edit touches are parsed
         keep_before, keep_patched = touched_statements(
@@ -94,10 +95,10 @@ def classify_changes(
         )
         patched_lines = split_lines(settled.text)
         old_touched, new_touched = hunk_lines(settled)
-        before_source = skeleton(before_lines, keep_before, before_check.tree, old_touched)
+        kept = (frozenset(keep_before), frozenset(old_touched))
         patched_source = skeleton(patched_lines, keep_patched, settled.check.tree, new_touched)
         texts = (before_lines, patched_lines)
-    old = _baseline_outline(before, before_source, package)
+    old = _baseline_outline(before, kept, package)
     new = outline_of(Parsed.of(patched_source, settled.check), package)
     ctx = _Context(file=file, module=module, old=old, new=new, lines=lines, texts=texts)
     changes = [
@@ -129,10 +130,21 @@ def _baseline_check(text: str) -> Check:
 
 
 @functools.lru_cache(maxsize=4)
-def _baseline_outline(before: str, source: str, package: str) -> Outline:
-    # Keystrokes in one function keep the same baseline skeleton (the same statements touched):
-    # parso reads it once. Outlines are only read (their lazy ast lookups are memos).
-    return outline_of(Parsed.of(source, _baseline_check(before)), package)
+def _baseline_outline(
+    before: str, kept: tuple[frozenset[int], frozenset[int]] | None, package: str
+) -> Outline:
+    """The baseline's outline: of its skeleton keeping ``kept`` (statement lines, touched lines)
+    when both texts parse, else of the whole text.
+
+    Keystrokes in one function keep the same statements touched: the skeleton is built and
+    parsed once. Outlines are only read (their lazy ast lookups are memos).
+    """
+    checked = _baseline_check(before)
+    source = before
+    if kept is not None and checked.tree is not None:
+        keep, touched = kept
+        source = skeleton(split_lines(before), set(keep), checked.tree, set(touched))
+    return outline_of(Parsed.of(source, checked), package)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
