@@ -105,6 +105,32 @@ def test_an_edit_among_hollowed_methods_classifies_as_with_full_bodies() -> None
     assert sum(c.entity == "pkg.store.Store.size" for c in changes) == 1
 
 
+def test_one_baseline_edited_in_turn_in_different_places_classifies_each_edit() -> None:
+    # The baseline's parse and outline are kept across calls; each edit touches other lines.
+    edits = [
+        (BASE.replace("def helper(a):", "def helper(a, b):"), "pkg.store.helper"),
+        (BASE.replace("return a + 1", "return a + 2"), "pkg.store.helper"),
+        (
+            BASE.replace("def get(self, key):", "def get(self, key, default):"),
+            "pkg.store.Store.get",
+        ),
+        (BASE.replace("def helper(a):", "def helper(a, b):"), "pkg.store.helper"),
+    ]
+    seen = []
+    for after, entity in edits:
+        changes = classify_changes(
+            file="pkg/store.py", module="pkg.store", before=BASE, after=after
+        )
+        assert [c.entity for c in changes] == [entity]
+        seen.append(changes[0].change_type)
+    assert seen == [
+        ChangeType.METHOD_SIGNATURE,
+        ChangeType.METHOD_BODY,
+        ChangeType.METHOD_SIGNATURE,
+        ChangeType.METHOD_SIGNATURE,
+    ]
+
+
 NESTED = """\
 class A:
     try:
