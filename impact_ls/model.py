@@ -466,6 +466,9 @@ class Report:
     tests: tuple[TestHit, ...] = ()
     # every selected pair, never cut: what ``impact-ls tests``, ``test`` and the lens run
     selection: tuple[TestHit, ...] = ()
+    # the test search stopped at its node budget (the editor's is small): a search without it
+    # may select more; the lens says so and runs the complete selection (a note says why)
+    selection_cut: bool = False
     cochange: tuple[CoChange, ...] = ()
     unanalyzable: tuple[Unanalyzable, ...] = ()
     dag: Dag = field(default_factory=Dag)

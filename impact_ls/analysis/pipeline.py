@@ -130,6 +130,7 @@ class _Tested:
     shown: tuple[TestHit, ...]  # the pairs the report lists
     notes: tuple[str, ...]
     truncated: bool
+    cut: bool  # the search stopped at its budget
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,6 +299,7 @@ def _map_tests(
         shown=shown,
         notes=tuple(notes),
         truncated=found.truncated or len(shown) < len(selection),
+        cut=found.truncated,
     )
 
 
@@ -363,6 +365,7 @@ def _report(found: _Findings, *, root: str, base: str, audit: Audit) -> Report:
         batches=found.batches,
         tests=tested.shown,
         selection=tested.selection,
+        selection_cut=tested.cut,
         cochange=found.cochange,
         unanalyzable=found.hidden,
         dag=found.dag,

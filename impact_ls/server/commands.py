@@ -2,9 +2,11 @@
 
 - ``impact.showBlastRadius [uri?]`` → the DESIGN §4 report of an open document, of a file's
   working-tree change, or of the whole workspace (open buffers included).
-- ``impact.runAffectedTests [{"uri"?, "tests"?}]`` → pytest on the selection (default: the
-  affected tests of the document, else of every open document) with cancellable progress;
-  failures become diagnostics on the tests; returns the pass/fail counts.
+- ``impact.runAffectedTests [{"uri"?, "tests"?, "complete"?}]`` → pytest on the selection
+  (default: the affected tests of the document, else of every open document) with cancellable
+  progress; failures become diagnostics on the tests; returns the pass/fail counts. With
+  ``complete`` the document's selection is first searched again without the editor's budget
+  (what the lens asks when that budget cut the search).
 - ``impact.reindex [uri?]`` → rebuild the graph with progress, then re-check open documents.
 - ``impact.openLocation [{"uri", "range"?}]`` → ``window/showDocument`` (what code actions run).
 - ``impact.showLocations [uri, position, locations]`` → opens the first location; clients that
@@ -102,40 +104,47 @@ async def _workspace_report(srv: ImpactServer, session: Session) -> Report:
     return await srv.worker.call(lambda: session.workspace_report(texts, llm=llm))
 
 
-def _tests_arg(args: Sequence[Any]) -> tuple[str | None, list[str] | None]:
-    """``[{"uri"?, "tests"?}]``, ``[uri]``, ``[[ids]]`` or nothing."""
+def _tests_arg(args: Sequence[Any]) -> tuple[str | None, list[str] | None, bool]:
+    """``[{"uri"?, "tests"?, "complete"?}]``, ``[uri]``, ``[[ids]]`` or nothing."""
     command = present.CMD_RUN_AFFECTED_TESTS
     if not args or args[0] is None:
-        return None, None
+        return None, None, False
     first = args[0]
     uri: Any = None
     tests: Any = None
+    complete: Any = False
     if isinstance(first, str):
         uri = first
     elif isinstance(first, list):
         tests = first
     elif isinstance(first, dict):
         uri, tests = first.get("uri"), first.get("tests")
+        complete = first.get("complete", False)
     else:
         raise _invalid(f"{command}: expected {{'uri': ..., 'tests': [...]}}, got {first!r}")
     if uri is not None and not isinstance(uri, str):
         raise _invalid(f"{command}: 'uri' must be a string, got {uri!r}")
+    if not isinstance(complete, bool) or (complete and (uri is None or tests is not None)):
+        raise _invalid(f"{command}: 'complete' is true or false, with a 'uri' and no 'tests'")
     if tests is not None:
         if not isinstance(tests, list) or not all(isinstance(t, str) and t.strip() for t in tests):
             raise _invalid(f"{command}: 'tests' must be a list of pytest node ids, got {tests!r}")
         if bad := [t for t in tests if t.startswith("-")]:
             # A node id never starts with "-": refuse what pytest would read as an option.
             raise _invalid(f"{command}: not pytest node ids: {bad!r}")
-    return uri, tests
+    return uri, tests, complete
 
 
 async def run_affected_tests(ls: LanguageServer, *args: Any) -> dict[str, Any]:
     """Run pytest on the affected tests; failures become diagnostics; return the counts."""
     srv = cast("ImpactServer", ls)
-    uri, tests = _tests_arg(args)
+    uri, tests, complete = _tests_arg(args)
     session, _ = _session_of(srv, uri, present.CMD_RUN_AFFECTED_TESTS)
+    doc = session.documents.get(uri) if uri else None
+    if complete and doc is not None:
+        edited, text = doc, srv.snapshot(session).texts.get(doc.uri, "")
+        tests = await srv.worker.call(lambda: session.complete_selection(edited, text))
     if tests is None:
-        doc = session.documents.get(uri) if uri else None
         reports = [doc.shown] if doc is not None and doc.shown else session.reports()
         tests = sorted({t for r in reports for t in present.affected_tests(r)})
     settings = session.settings

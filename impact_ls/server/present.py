@@ -201,7 +201,7 @@ def _summary_diagnostic(
     text = (
         f"Blast radius of {short_entity(change.entity)} ({change.change_type}): "
         f"{len(must)} must-inspect · {len(may)} may-impact · {plural(len(batches), 'batch')} · "
-        f"{plural(len(tests), 'affected test')}"
+        f"{_affected(len(tests), cut=report.selection_cut)}"
     )
     if must:
         sites = ", ".join(f"{e.file}:{e.line}" for e in must[:5])
@@ -330,16 +330,7 @@ def code_lenses(report: Report | None, *, file: str, locator: Locator) -> list[t
         # The tests lens comes second: a narrow editor cuts the row of lenses at its end.
         tests = _tests_of(report, change)
         if tests:
-            lenses.append(
-                types.CodeLens(
-                    range=rng,
-                    command=types.Command(
-                        title=f"Run {plural(len(tests), 'affected test')}",
-                        command=CMD_RUN_AFFECTED_TESTS,
-                        arguments=[{"uri": uri, "tests": tests}],
-                    ),
-                )
-            )
+            lenses.append(types.CodeLens(range=rng, command=_run_tests_command(uri, tests, report)))
         for batch in (b for b in report.batches if b.batch_id in batch_ids):
             # The lens sits on the seed: its name in the title would only repeat the line.
             others = [m for m in batch.members if m != change.entity]
@@ -446,15 +437,27 @@ def _show_action(uri: str) -> types.CodeAction:
     )
 
 
-def _run_tests_action(uri: str, tests: list[str]) -> types.CodeAction:
-    title = f"Run {plural(len(tests), 'affected test')}"
-    return types.CodeAction(
-        title=title,
-        kind=types.CodeActionKind.Empty,
-        command=types.Command(
-            title=title, command=CMD_RUN_AFFECTED_TESTS, arguments=[{"uri": uri, "tests": tests}]
-        ),
+def _run_tests_action(uri: str, tests: list[str], report: Report) -> types.CodeAction:
+    command = _run_tests_command(uri, tests, report)
+    return types.CodeAction(title=command.title, kind=types.CodeActionKind.Empty, command=command)
+
+
+def _run_tests_command(uri: str, tests: list[str], report: Report) -> types.Command:
+    """Run ``tests``; when the editor's search stopped at its budget, the server first completes
+    the document's selection with an unbounded search (``complete``), so the run misses none."""
+    title = f"Run {_affected(len(tests), cut=report.selection_cut)}"
+    if report.selection_cut:
+        return types.Command(
+            title=title, command=CMD_RUN_AFFECTED_TESTS, arguments=[{"uri": uri, "complete": True}]
+        )
+    return types.Command(
+        title=title, command=CMD_RUN_AFFECTED_TESTS, arguments=[{"uri": uri, "tests": tests}]
     )
+
+
+def _affected(count: int, *, cut: bool) -> str:
+    """``3 affected tests``, or ``250+ affected tests`` when the search stopped at its budget."""
+    return f"{count}+ affected tests" if cut else plural(count, "affected test")
 
 
 def _after(targets: Sequence[Target], at: Target) -> Target:
@@ -504,7 +507,7 @@ def code_actions(
             offer(
                 _open_action(first, locator, []) if first else None,
                 _show_action(uri),
-                _run_tests_action(uri, tests) if tests else None,
+                _run_tests_action(uri, tests, own) if tests else None,
             )
     for report in reports:
         sites = [e for e in report.triage.must_inspect if e.file == file]
@@ -527,6 +530,6 @@ def code_actions(
             offer(
                 _open_action(_after(targets, here), locator, matching) if targets else None,
                 _show_action(seed_uri),
-                _run_tests_action(seed_uri, tests) if tests else None,
+                _run_tests_action(seed_uri, tests, report) if tests else None,
             )
     return list(actions.values())

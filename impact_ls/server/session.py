@@ -288,6 +288,19 @@ class Session:
         )
         return Analysis(report=report, diagnostics=diagnostics, text=text)
 
+    def complete_selection(self, doc: Document, text: str) -> list[str]:
+        """Every test the document's edit selects, searched without the editor's budget (the
+        CLI's), so that running it misses nothing the lens's bounded search cut (worker
+        thread)."""
+        engine = self._require_engine()
+        if not doc.baseline_known:
+            doc.baseline = self._baseline(doc)
+            doc.baseline_known = True
+        if doc.baseline is None or text == doc.baseline:
+            return []
+        report = engine.analyze([FileEdit(file=doc.file, baseline=doc.baseline, current=text)])
+        return [str(t) for t in report.selected_tests(engine.settings.test_map_min)]
+
     def workspace_report(self, texts: Mapping[str, str], *, llm: Any = None) -> Report:
         """The working tree against HEAD, open buffers standing for their files (worker thread)."""
         engine = self._require_engine()

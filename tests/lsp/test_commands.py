@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
-from .lsp_helpers import Doc, command, diagnostics, indexed, lenses, serve, until
+from .lsp_helpers import Doc, command, diagnostics, indexed, lenses, serve, until, until_async
 
 SIG_OLD = "def price(amount, rate):"
 SIG_NEW = "def price(amount, rate, currency):"
@@ -107,6 +108,50 @@ async def test_run_affected_tests_runs_pytest_and_marks_the_planted_failure(shop
         assert diagnostics(client, test_file, code="test-failed") == []
 
 
+CHAIN = {
+    # f1 <- f2 <- f3 <- f4 <- f5 <- test_deep: the walk stops at f4 (3 hops); the test search
+    # goes on, unless its budget stops it first.
+    "chain/__init__.py": "",
+    "chain/calls.py": "def f1(a):\n    return a\n\n\n"
+    + "".join(f"def f{i}(a):\n    return f{i - 1}(a)\n\n\n" for i in range(2, 6)),
+    "tests/test_chain.py": "from chain.calls import f1, f5\n\n\n"
+    "def test_direct():\n    assert f1(2) == 2\n\n\n"
+    "def test_deep():\n    assert f5(3) == 3\n",
+}
+
+
+async def test_a_lens_whose_search_hit_the_editor_budget_runs_the_complete_selection(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "chain"
+    for name, text in CHAIN.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    both = ["tests/test_chain.py::test_deep", "tests/test_chain.py::test_direct"]
+    for options, title, arguments in [
+        # the bounded search finds the direct test only, and says there may be more
+        ({"maxTestNodesLive": 1}, "Run 1+ affected tests", {"complete": True}),
+        # a budget that does not cut: the lens lists its tests
+        (None, "Run 2 affected tests", {"tests": both}),
+    ]:
+        async with serve(root, options=options) as client:
+            await until(lambda: indexed(client), what="indexing")
+            calls = Doc(client, root / "chain/calls.py")
+            calls.replace("def f1(a):", "def f1(a, b):")
+
+            async def run_lens(doc: Doc = calls, client: Any = client) -> Any:
+                for lens in await lenses(client, doc):
+                    if lens.command and lens.command.command == "impact.runAffectedTests":
+                        return lens.command.title, list(lens.command.arguments or [])
+                return None
+
+            expected = (title, [{"uri": calls.uri, **arguments}])
+            await until_async(run_lens, expected, what="the run-tests lens")
+            result = await command(client, "impact.runAffectedTests", expected[1][0])
+            assert result["selected"] == both
+            assert (result["outcome"], result["passed"]) == ("passed", 2)
+
+
 async def test_a_missing_pytest_is_reported_not_crashed(shop: Path) -> None:
     options = {
         "impactLs": {"pytestCommand": [sys.executable, "-m", "pytest_is_not_installed_here"]}
@@ -199,6 +244,8 @@ BAD_ARGUMENTS = [
     ("impact.runAffectedTests", [{"tests": "tests/test_x.py"}], "'tests' must be a list"),
     ("impact.runAffectedTests", [{"tests": ["--collect-only"]}], "not pytest node ids"),
     ("impact.runAffectedTests", [42], "expected {'uri'"),
+    ("impact.runAffectedTests", [{"complete": True}], "'complete' is true or false"),
+    ("impact.runAffectedTests", [{"uri": "file:///x.py", "complete": 1}], "'complete' is true"),
     ("impact.openLocation", [], "expected a location argument"),
     ("impact.openLocation", [{"uri": "file:///x.py", "range": {"start": 1}}], "malformed range"),
     ("impact.showLocations", ["file:///x.py"], "expected [uri, position, locations]"),
