@@ -118,8 +118,7 @@ def build_dag(
     truncated = len(kept) < len(order) or len(dag.edges) < sum(
         1 for s, t in edges if s in keep and t in keep
     )
-    dag, cut = _fit_tokens(
-        dag,
+    fit = _Fit(
         kept=kept,
         edges=edges,
         position=position,
@@ -127,6 +126,7 @@ def build_dag(
         max_tokens=max_tokens,
         seed_count=len(seeds),
     )
+    dag, cut = _fit_tokens(dag, fit)
     if logger.isEnabledFor(logging.DEBUG):
         logger.debug(
             "dag: %d nodes, %d edges, ~%d tokens", len(dag.nodes), len(dag.edges), _tokens(dag)
@@ -191,16 +191,19 @@ def _assemble(
     return Dag(nodes=tuple(nodes[q] for q in kept), edges=tuple(chosen))
 
 
-def _fit_tokens(
-    dag: Dag,
-    *,
-    kept: Sequence[QualName],
-    edges: Mapping[tuple[QualName, QualName], DagEdge],
-    position: Mapping[QualName, int],
-    max_edges: int,
-    max_tokens: int,
-    seed_count: int,
-) -> tuple[Dag, bool]:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Fit:
+    """What the token cap cuts within: the node order kept, every edge, the caps."""
+
+    kept: Sequence[QualName]
+    edges: Mapping[tuple[QualName, QualName], DagEdge]
+    position: Mapping[QualName, int]
+    max_edges: int
+    max_tokens: int
+    seed_count: int
+
+
+def _fit_tokens(dag: Dag, fit: _Fit) -> tuple[Dag, bool]:
     # Every candidate below is measured by arithmetic on each item's JSON length: building and
     # serialising each candidate DAG cost a third of a django edit's analysis.
     bases = [_json_length(_node_payload(n, "")) - len('""') for n in dag.nodes]
@@ -213,7 +216,7 @@ def _fit_tokens(
             b + _string_length(s, limit) for b, s in zip(bases, signatures, strict=True)
         )
         node_chars += _SEPARATOR * max(len(bases) - 1, 0)
-        return _tokens_of_length(_FRAME + node_chars + edge_chars) <= max_tokens
+        return _tokens_of_length(_FRAME + node_chars + edge_chars) <= fit.max_tokens
 
     longest = max(map(len, signatures), default=0)
     if fits(longest):
@@ -229,29 +232,12 @@ def _fit_tokens(
         if fits(limit):
             return _shorten(dag, limit), True
     shortened = _shorten(dag, limit)
-    count = _longest_prefix(
-        shortened,
-        kept,
-        edges=edges,
-        position=position,
-        max_edges=max_edges,
-        max_tokens=max_tokens,
-        seed_count=seed_count,
-    )
+    count = _longest_prefix(shortened, fit)
     by_entity = {n.entity: n for n in shortened.nodes}
-    return _assemble(kept[:count], by_entity, edges, position, max_edges), True
+    return _assemble(fit.kept[:count], by_entity, fit.edges, fit.position, fit.max_edges), True
 
 
-def _longest_prefix(
-    dag: Dag,
-    kept: Sequence[QualName],
-    *,
-    edges: Mapping[tuple[QualName, QualName], DagEdge],
-    position: Mapping[QualName, int],
-    max_edges: int,
-    max_tokens: int,
-    seed_count: int,
-) -> int:
+def _longest_prefix(dag: Dag, fit: _Fit) -> int:
     """The most nodes of the order whose DAG fits ``max_tokens``; the seeds always stay.
 
     ``kept`` is a prefix of the node order, so the DAG of its first ``count`` nodes holds the
@@ -261,9 +247,10 @@ def _longest_prefix(
     node_sums = [0]
     for node in dag.nodes:
         node_sums.append(node_sums[-1] + _json_length(_node_payload(node, node.signature)))
+    kept, position = fit.kept, fit.position
     inside = sorted(
         (position[t], position[s], _json_length(_edge_payload(e)))
-        for (s, t), e in edges.items()
+        for (s, t), e in fit.edges.items()
         if position[t] < len(kept)
     )
     edge_targets = [t for t, _, _ in inside]
@@ -272,7 +259,7 @@ def _longest_prefix(
         edge_sums.append(edge_sums[-1] + length)
 
     def fits(count: int) -> bool:
-        edge_count = min(max_edges, bisect_left(edge_targets, count))
+        edge_count = min(fit.max_edges, bisect_left(edge_targets, count))
         chars = (
             _FRAME
             + node_sums[count]
@@ -280,9 +267,9 @@ def _longest_prefix(
             + edge_sums[edge_count]
             + _SEPARATOR * max(edge_count - 1, 0)
         )
-        return _tokens_of_length(chars) <= max_tokens
+        return _tokens_of_length(chars) <= fit.max_tokens
 
-    low, high = min(seed_count, len(kept)), len(kept)
+    low, high = min(fit.seed_count, len(kept)), len(kept)
     while low < high:
         mid = (low + high + 1) // 2
         low, high = (mid, high) if fits(mid) else (low, mid - 1)
