@@ -46,11 +46,14 @@ import json
 import logging
 import math
 import os
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from cachetools import LRUCache
 
 from impact_ls import config
 from impact_ls.cachedir import prepare_cache_dir
@@ -73,6 +76,9 @@ _SHA_CHARS = 40
 NOTE_NO_GIT = "no git repository: co-change unavailable"
 NOTE_EMPTY = "git repository has no commits: co-change unavailable"
 NOTE_NO_HISTORY = "git history has no commits to learn co-change from"
+
+
+_PARTNERS_LOCK = threading.Lock()  # cachetools caches are not thread-safe
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +151,7 @@ class CoChangeIndex:
         "_depth",
         "_max_files",
         "_members",
+        "_partners",
         "_shallow",
         "_store",
         "head",
@@ -172,6 +179,9 @@ class CoChangeIndex:
         self._shallow = shallow
         self._depth = depth
         self._corpus: tuple[int, int, int, dict[str, int]] | None = None
+        # Keystrokes in one function ask the same question: a hot file's answer costs tens of
+        # milliseconds (pytest's CHANGELOG: 13k commits).
+        self._partners: LRUCache[tuple[Any, ...], tuple[CoChange, ...]] = LRUCache(maxsize=32)
         self.head = head
         self.notes = notes
         self.mined_commits = mined_commits
@@ -350,6 +360,18 @@ class CoChangeIndex:
         module docstring for the score; at most ``limit`` partners per input file, sorted by
         score descending then path, never one of ``files`` themselves.
         """
+        key = (tuple(sorted(files)), task_text, before, limit)
+        with _PARTNERS_LOCK:
+            found = self._partners.get(key)
+        if found is None:
+            found = self._scored_partners(files, task_text=task_text, before=before, limit=limit)
+            with _PARTNERS_LOCK:
+                self._partners[key] = found
+        return found
+
+    def _scored_partners(
+        self, files: Sequence[str], *, task_text: str, before: int, limit: int
+    ) -> tuple[CoChange, ...]:
         store = self._store
         members = self._members
         inputs = set(files)

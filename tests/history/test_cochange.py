@@ -98,6 +98,25 @@ def test_a_message_matching_the_task_raises_its_commit_weight(basic_repo: Path) 
     assert _pairs(audit) == [("pkg/util.py", 0.6592), ("pkg/session.py", 0.1318)]
 
 
+def test_asking_again_answers_the_same_whatever_was_asked_in_between(basic_repo: Path) -> None:
+    # answers are kept per question (keystrokes repeat it); each part of the question counts
+    index = _index(basic_repo)
+    questions = [
+        (("pkg/auth.py",), "Session expiry", FEBRUARY, 8),
+        (("pkg/auth.py",), "auditLog", FEBRUARY, 8),
+        (("pkg/auth.py",), "Session expiry", FAR_FUTURE, 8),
+        (("pkg/auth.py",), "Session expiry", FEBRUARY, 1),
+        (("pkg/auth.py", "pkg/session.py"), "Session expiry", FEBRUARY, 8),
+    ]
+    first = [index.partners(list(f), task_text=t, before=b, limit=n) for f, t, b, n in questions]
+    assert len({tuple(_pairs(a)) for a in first}) == len(questions)  # all different
+    again = [
+        index.partners(list(reversed(f)), task_text=t, before=b, limit=n)
+        for f, t, b, n in reversed(questions)
+    ]
+    assert again[::-1] == first
+
+
 def test_a_task_matching_no_message_leaves_pure_co_change(basic_repo: Path) -> None:
     index = _index(basic_repo)
     for task in ("", "zebra quantum", "invoice"):  # "invoice" matches a commit auth.py is not in
