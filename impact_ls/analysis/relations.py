@@ -180,7 +180,8 @@ def _edges(
     relation: Relation, target: QualName, graph: CodeGraph, *, change: Change, at_seed: bool
 ) -> list[Edge]:
     if relation in (Relation.CALLED_BY, Relation.CALLERS):
-        return graph.callers_of(target, confirmed=True)
+        # the walk orders what it finds itself
+        return graph.callers_of(target, confirmed=True, ordered=False)
     if relation is Relation.OVERRIDES:
         return graph.overriders_of(target)
     if relation is Relation.OVERRIDDEN_BY:

@@ -33,6 +33,7 @@ _T = TypeVar("_T")
 
 _IMPORT_KINDS = frozenset({EdgeKind.IMPORT, EdgeKind.REEXPORT, EdgeKind.TYPE_REF})
 _MODULE_IMPORTS = frozenset({EdgeKind.IMPORT, EdgeKind.REEXPORT})
+_CALL_KINDS = frozenset({EdgeKind.CALL})
 
 
 class CodeGraph:
@@ -250,13 +251,17 @@ class CodeGraph:
         )
 
     def _select(
-        self, edges: Iterable[Edge], kinds: Iterable[EdgeKind] | None, confirmed: bool
+        self,
+        edges: Iterable[Edge],
+        kinds: Iterable[EdgeKind] | None,
+        confirmed: bool,
+        ordered: bool = True,
     ) -> list[Edge]:
         wanted = frozenset(kinds) if kinds is not None else None
         out = [e for e in edges if wanted is None or e.kind in wanted]
         if confirmed and self.confirmer is not None:
             out = [e for e in map(self._confirmed, out) if e is not None]
-        return sorted(out, key=_edge_key)
+        return sorted(out, key=_edge_key) if ordered else out
 
     def _confirmed(self, edge: Edge) -> Edge | None:
         """``edge`` as the confirmer judges it: dropped if refuted, unmarked if confirmed."""
@@ -267,9 +272,12 @@ class CodeGraph:
             return edge
         return replace(edge, name_matched=False) if verdict else None
 
-    def callers_of(self, qid: str, *, confirmed: bool = False) -> list[Edge]:
-        """Call edges into a function or method."""
-        return self.dependents(qid, kinds=(EdgeKind.CALL,), confirmed=confirmed)
+    def callers_of(self, qid: str, *, confirmed: bool = False, ordered: bool = True) -> list[Edge]:
+        """Call edges into a function or method (unsorted unless ``ordered``: sorting cost a
+        sixth of a reverse walk whose result does not depend on the order)."""
+        return self._select(
+            self._incoming_of(QualName(qid)), _CALL_KINDS, confirmed=confirmed, ordered=ordered
+        )
 
     def instantiations_of(self, qid: str) -> list[Edge]:
         """Instantiate edges into a class (calls of the class)."""
