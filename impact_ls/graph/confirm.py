@@ -111,6 +111,8 @@ class JediConfirmer:
         self._deadline: float | None = None
         self._tally: JediTally | None = None
         self._pending: dict[Edge, None] = {}
+        self._runner: threading.Thread | None = None  # the background pass, while one runs
+        self._on_done: Callable[[int], object] | None = None
 
     def __call__(self, edge: Edge) -> bool | None:
         """``True`` if jedi resolves the call site to ``edge.target``, ``False`` if to something
@@ -195,17 +197,37 @@ class JediConfirmer:
     def confirm_pending(self, on_done: Callable[[int], object] | None = None) -> bool:
         """Decide the queued candidates on the jedi thread, then call ``on_done(verdicts)``.
 
-        Returns False (and does nothing) when nothing is queued.
+        One background pass at a time: while one runs, newly queued candidates wait for it to
+        finish its batch and are taken next (``on_done`` is then the latest one given). Every
+        keystroke queues what its analysis could not decide; a pass per keystroke asked jedi
+        about the same candidates again and again. Returns False when nothing is queued.
         """
         with self._lock:
-            edges = list(self._pending)
-            self._pending.clear()
-        if not edges:
-            return False
-        threading.Thread(
-            target=self._confirm_all, args=(edges, on_done), name="jedi-pending", daemon=True
-        ).start()
+            if not self._pending:
+                return False
+            self._on_done = on_done
+            if self._runner is None:
+                self._runner = threading.Thread(
+                    target=self._drain, name="jedi-pending", daemon=True
+                )
+                self._runner.start()
         return True
+
+    def _drain(self) -> None:
+        try:
+            while True:
+                with self._lock:
+                    edges = list(self._pending)
+                    self._pending.clear()
+                    on_done = self._on_done
+                    if not edges or self._closed:
+                        self._runner = None
+                        return
+                self._confirm_all(edges, on_done)
+        except BaseException:
+            with self._lock:  # a failing callback must not leave the queue without a pass
+                self._runner = None
+            raise
 
     def close(self) -> None:
         """Drop the queued candidates and stop deciding them in the background."""

@@ -170,6 +170,42 @@ def test_a_spent_budget_defers_to_the_background_which_fills_the_cache(
     assert confirmer.confirm_pending(on_done) is False  # nothing left to decide
 
 
+def test_one_background_pass_at_a_time_asks_jedi_once_per_candidate(
+    built: GraphBuilder, confirmer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every keystroke queues what its analysis could not decide and asks for a pass.
+    door = _matched(built.graph, 6)["shapes.Door.open"]
+    session = _matched(built.graph, 6)["shapes.Session.open"]
+    asked: list[Edge] = []
+    decide = confirmer._decide
+
+    def counted(edge: Edge, text: str) -> bool | None:
+        asked.append(edge)
+        return decide(edge, text)
+
+    monkeypatch.setattr(confirmer, "_decide", counted)
+    done: dict[str, threading.Event] = {"first": threading.Event(), "second": threading.Event()}
+    counts: dict[str, int] = {}
+
+    def on_done(name: str):  # type: ignore[no-untyped-def]
+        def call(decided: int) -> None:
+            counts[name] = decided
+            done[name].set()
+
+        return call
+
+    for name in ("first", "second"):
+        with confirmer.budget(0.0):
+            assert confirmer(door) is None
+            assert confirmer(session) is None
+        assert confirmer.confirm_pending(on_done(name)) is True
+    assert done["second"].wait(120)  # the latest callback hears the end
+    assert sorted(e.target for e in asked) == ["shapes.Door.open", "shapes.Session.open"]
+    # one batch (the second request came before the pass began), or two, the second of which
+    # found both decided: either way two verdicts in all
+    assert counts in ({"second": 2}, {"first": 2, "second": 0})
+
+
 def test_a_budget_lets_misses_run_jedi_and_counts_every_verdict(
     built: GraphBuilder, confirmer
 ) -> None:
