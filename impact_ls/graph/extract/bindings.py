@@ -17,8 +17,8 @@ from impact_ls.graph.extract.syntax import (
     annotation_chains,
     chain_of,
     is_type_checking,
+    lambda_local,
     main_type,
-    params_of,
     span_of,
     string_list,
 )
@@ -132,15 +132,6 @@ def visit_global(walk: Walker, node: ast.Global | ast.Nonlocal) -> None:
 def visit_arg(walk: Walker, node: ast.arg) -> None:
     """A parameter met in the generic walk: bound in the current scope."""
     walk.scope.bound.add(node.arg)
-
-
-def visit_lambda(walk: Walker, node: ast.Lambda) -> None:
-    """``lambda``: its parameters are bound in the enclosing scope (it has none of its own)."""
-    for param, _ in params_of(node.args):
-        walk.scope.bound.add(param.name)
-    walk.visit_all(node.args.defaults)
-    walk.visit_all(node.args.kw_defaults)
-    walk.visit(node.body)
 
 
 def visit_except(walk: Walker, node: ast.ExceptHandler) -> None:
@@ -294,4 +285,6 @@ def _value_type(
         chain = chain_of(value)
         if UNKNOWN not in chain and SUPER not in chain and CALL not in chain:
             return walk.rewrite_self(chain), True
+    elif isinstance(value, ast.Lambda):
+        return (lambda_local(value),), True  # the lambda itself, a definition of this scope
     return (), False

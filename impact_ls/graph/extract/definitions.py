@@ -23,6 +23,7 @@ from impact_ls.graph.extract.syntax import (
     chain_of,
     docstring,
     dotted,
+    lambda_local,
     main_type,
     params_of,
     span_of,
@@ -39,7 +40,7 @@ from impact_ls.graph.facts import (
     Request,
     TypeHint,
 )
-from impact_ls.model import ArgShape, DynamicKind, NodeKind, Param, Span
+from impact_ls.model import ArgShape, DynamicKind, NodeKind, Param, ParamKind, Span
 
 _ONE = ArgShape(positional=1)
 
@@ -184,6 +185,53 @@ def visit_decorator(walk: Walker, deco: ast.expr, decorated: str) -> None:
         walk.calls.append(use)
         return
     walk.visit(deco)
+
+
+def visit_lambda(walk: Walker, node: ast.Lambda) -> None:
+    """``lambda``: a function of its own (a node), its body's calls its own; its defaults are
+    evaluated by the enclosing scope. Named ``<lambda:LINE:COL>`` until the walk ends
+    (``Walker.result`` renames it ``<lambda>`` or ``<lambda:LINE>`` once its siblings are known)."""
+    walk.visit_all(node.args.defaults)
+    walk.visit_all(node.args.kw_defaults)
+    params = params_of(node.args)
+    outer = walk.scope
+    local = lambda_local(node)
+    qualname = walk.qual(local)
+    scope = Scope(qualname, is_class=False, is_function=True)
+    for param, _ in params:
+        scope.bound.add(param.name)
+        scope.params.add(param.name)
+    walk.scopes.append(scope)
+    body = node.body
+    if isinstance(body, (ast.Call, ast.Name, ast.Attribute)):
+        found = chain_of(body)
+        scope.returns.append(None if found[0] in (UNKNOWN, SUPER) else walk.rewrite_self(found))
+    walk.visit(body)
+    walk.close_scope(scope)
+    walk.scopes.pop()
+    walk.lambdas.append((outer.qualname, local))
+    span = span_of(node)
+    walk.defs.append(
+        DefFact(
+            qualname=qualname,
+            kind=NodeKind.FUNCTION,
+            span=span,
+            name_span=span,
+            signature=_lambda_header(params),
+            params=tuple(p for p, _ in params),
+            returns_value=_agreed_return(scope),
+            strings=tuple(scope.strings),
+        )
+    )
+
+
+def _lambda_header(params: list[tuple[Param, ast.arg]]) -> str:
+    names = []
+    for param, _ in params:
+        prefix = "**" if param.kind is ParamKind.VAR_KEYWORD else ""
+        prefix = "*" if param.kind is ParamKind.VAR_POSITIONAL else prefix
+        names.append(f"{prefix}{param.name}")
+    return f"lambda {', '.join(names)}:" if names else "lambda:"
 
 
 def _decorated_by(walk: Walker, node: _Function) -> Chain:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from impact_ls.graph.extract import bindings, implicit
 from impact_ls.graph.extract.scopes import CallUse
-from impact_ls.graph.extract.syntax import arg_shape, chain_of, span_of
+from impact_ls.graph.extract.syntax import arg_shape, chain_of, lambda_local, span_of
 from impact_ls.graph.extract.walker import BUILTINS, new_dynamic
 from impact_ls.graph.facts import CALL, ITEM, SUPER, UNKNOWN, AccessKind, Chain
 from impact_ls.model import DynamicKind
@@ -126,6 +126,8 @@ def _value_chain(walk: Walker, arg: ast.expr) -> Chain | None:
         if chain[0] in (UNKNOWN, SUPER) or CALL in chain:
             return None
         return walk.rewrite_self(chain) if walk.scopes[-1].is_function else chain
+    if type(arg) is ast.Lambda:
+        return (lambda_local(arg),)
     return None
 
 

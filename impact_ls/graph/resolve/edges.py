@@ -22,6 +22,8 @@ MAX_NAME_CANDIDATES = 16
 _CALLABLE_KINDS = frozenset({NodeKind.FUNCTION, NodeKind.METHOD, NodeKind.FIXTURE})
 _TYPE_REF_KINDS = frozenset({Kind.CLASS, Kind.FUNCTION, Kind.FIELD, Kind.DANGLING})
 _CALL_KINDS = (EdgeKind.CALL, EdgeKind.INSTANTIATE)
+# what a field may hold that calling it calls (never a field again: no chains of guesses)
+_HELD_CALLABLES = frozenset({Kind.FUNCTION, Kind.CLASS, Kind.INSTANCE, Kind.UNION})
 # the builtins that call a function they are given
 _CALLING_BUILTINS = frozenset({"map", "filter", "sorted", "min", "max", "iter", "property"})
 _NOT_A_CLASS = DefFact(qualname="", kind=NodeKind.MODULE, span=Span(line=0), name_span=Span(line=0))
@@ -227,9 +229,6 @@ class FileResolver:
         if receiver.kind == Kind.UNKNOWN or (receiver.kind == Kind.FIELD and receiver.of is None):
             return self._name_matched(source, name, call)
         target = self._dispatched(chain, receiver, name)
-        if target.kind == Kind.FIELD:
-            # calling a field (a stored callable): the read is what we can vouch for
-            return [self.edge(EdgeKind.CLASS_MEMBER, source, target.qual, call.span)]
         return self._edges_to(source, target, call)
 
     def _receiver(self, info: FileInfo, call: CallFact) -> Value:
@@ -307,7 +306,12 @@ class FileResolver:
                 out.append(self.edge(EdgeKind.CALL, source, target.qual, call.span, call.args))
             out.extend(self._handed_over(self.info, call))
         elif target.kind == Kind.FIELD:
+            # calling a field: the read, and a call of what its assignment stored there (a
+            # function, a class, a lambda, a bound method, an instance with ``__call__``)
             out.append(self.edge(EdgeKind.CLASS_MEMBER, source, target.qual, call.span))
+            held = target.of
+            if held is not None and held.kind in _HELD_CALLABLES:
+                out.extend(self._edges_to(source, held, call))
         return out
 
     def _handed_over(self, info: FileInfo, call: CallFact) -> list[Edge]:
