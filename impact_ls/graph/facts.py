@@ -40,7 +40,7 @@ else:  # pragma: no cover - exercised only on 3.10
 
 logger = logging.getLogger(__name__)
 
-EXTRACTOR_VERSION = "7"
+EXTRACTOR_VERSION = "8"
 
 Chain = tuple[str, ...]
 
@@ -49,6 +49,9 @@ CALL = "()"
 SUPER = "super()"
 DECORATED = "@"  # the key under which a decorator's call passes the decorated definition
 ITEM = "[]"  # an element of a container: ``fns[0]`` is ``("fns", "[]")``
+# the target under which a parameter's default is assigned in the scope holding the ``def``:
+# ``def f(key=ident)`` is ``("f", "=", "key")`` ← ``("ident",)``
+DEFAULT = "="
 
 _FROZEN: dict[str, bool] = {"frozen": True, "slots": True, "kw_only": True}
 
@@ -551,6 +554,7 @@ def facts_from_bytes(data: bytes) -> FileFacts:
 __all__ = [
     "CALL",
     "DECORATED",
+    "DEFAULT",
     "EXTRACTOR_VERSION",
     "ITEM",
     "SUPER",

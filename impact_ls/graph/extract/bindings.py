@@ -170,7 +170,7 @@ def _assign_target(
                 walk.all_names = names
                 for elt in value.elts:  # type: ignore[union-attr]
                     walk.skip_strings.add(id(elt))
-        type_chain, alias = _value_type(walk, value, annotated)
+        type_chain, alias = value_type(walk, value, annotated)
         if type_chain:
             scope.typed.add(target.id)
             walk.assigns.append(
@@ -227,7 +227,7 @@ def _assign_attribute(
         if owner is not None:
             owner.attributes.append(chain[1])
     walk.record_access(chain, span_of(target), AccessKind.WRITE)
-    type_chain, alias = _value_type(walk, value, annotated)
+    type_chain, alias = value_type(walk, value, annotated)
     if type_chain and len(chain) == 2:
         walk.assigns.append(
             new_assign(walk.scope.qualname, chain, type_chain, span, annotated is not None, alias)
@@ -248,7 +248,7 @@ def record_elements(walk: Walker, container: Chain, value: ast.expr | None, span
 
 
 def _record_element(walk: Walker, container: Chain, element: ast.expr, span: Span) -> None:
-    type_chain, alias = _value_type(walk, element, None)
+    type_chain, alias = value_type(walk, element, None)
     if type_chain:
         walk.assigns.append(
             new_assign(walk.scope.qualname, (*container, ITEM), type_chain, span, False, alias)
@@ -270,7 +270,7 @@ def record_added(walk: Walker, chain: Chain, node: ast.Call) -> None:
         _record_element(walk, chain[:-1], element, span_of(node))
 
 
-def _value_type(
+def value_type(
     walk: Walker, value: ast.expr | None, annotated: ast.expr | None
 ) -> tuple[Chain, bool]:
     """What gives a binding its type: ``(annotation or called chain, False)`` or

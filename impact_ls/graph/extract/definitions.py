@@ -28,10 +28,12 @@ from impact_ls.graph.extract.syntax import (
     params_of,
     span_of,
 )
-from impact_ls.graph.extract.walker import new_dynamic, new_type_ref
+from impact_ls.graph.extract.bindings import value_type
+from impact_ls.graph.extract.walker import new_assign, new_dynamic, new_type_ref
 from impact_ls.graph.facts import (
     CALL,
     DECORATED,
+    DEFAULT,
     ITEM,
     SUPER,
     UNKNOWN,
@@ -60,6 +62,7 @@ def visit_def(walk: Walker, node: _Function) -> None:
     params = params_of(node.args)
     walk.visit_all(node.args.defaults)
     walk.visit_all(node.args.kw_defaults)
+    _record_defaults(walk, node)
     qualname = walk.qual(node.name)
     kind, requests = function_kind(walk, node, marks, params)
     param_types, returns = _annotations(walk, node, params, qualname)
@@ -232,6 +235,27 @@ def _lambda_header(params: list[tuple[Param, ast.arg]]) -> str:
         prefix = "*" if param.kind is ParamKind.VAR_POSITIONAL else prefix
         names.append(f"{prefix}{param.name}")
     return f"lambda {', '.join(names)}:" if names else "lambda:"
+
+
+def _record_defaults(walk: Walker, node: _Function) -> None:
+    """The defaults that may be code or typed objects (``key=identity``, ``log=Console()``,
+    ``on_error=lambda e: ...``), assigned in the enclosing scope, which evaluates them."""
+    args = node.args
+    if not args.defaults and not args.kw_defaults:
+        return
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
+    pairs.extend(zip(args.kwonlyargs, args.kw_defaults))
+    scope = walk.scope
+    for arg, default in pairs:
+        if default is None or type(default) is ast.Constant:
+            continue
+        chain, alias = value_type(walk, default, None)
+        if chain:
+            target = (node.name, DEFAULT, arg.arg)
+            walk.assigns.append(
+                new_assign(scope.qualname, target, chain, span_of(default), False, alias)
+            )
 
 
 def _decorated_by(walk: Walker, node: _Function) -> Chain:

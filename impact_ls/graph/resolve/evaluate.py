@@ -14,6 +14,7 @@ import builtins
 from impact_ls.graph.facts import (
     CALL,
     DECORATED,
+    DEFAULT,
     ITEM,
     SUPER,
     UNKNOWN,
@@ -481,6 +482,9 @@ class Evaluator(Symbols):
                 at = int(where) + offset if where.isdigit() else -1
                 if where == name or (index >= 0 and at == index):
                     given.append(self.evaluate(info, call.scope, chain, call.span.line))
+        default = self.assigned_type(info, d.parent, (d.name, DEFAULT, name), None)
+        if default is not None:
+            given.append(default)
         found = self._params[key] = union(given)
         return found
 
