@@ -170,14 +170,18 @@ def _assign_target(
                 walk.all_names = names
                 for elt in value.elts:  # type: ignore[union-attr]
                     walk.skip_strings.add(id(elt))
-        type_chain, alias = value_type(walk, value, annotated)
-        if type_chain:
-            scope.typed.add(target.id)
-            walk.assigns.append(
-                new_assign(
-                    scope.qualname, (target.id,), type_chain, span, annotated is not None, alias
+        typed = False
+        for option in _options(value):
+            type_chain, alias = value_type(walk, option, annotated)
+            if type_chain:
+                typed = True
+                walk.assigns.append(
+                    new_assign(
+                        scope.qualname, (target.id,), type_chain, span, annotated is not None, alias
+                    )
                 )
-            )
+        if typed:
+            scope.typed.add(target.id)
         elif annotated is None:
             record_elements(walk, (target.id,), value, span)
         if scope.is_class:
@@ -227,11 +231,23 @@ def _assign_attribute(
         if owner is not None:
             owner.attributes.append(chain[1])
     walk.record_access(chain, span_of(target), AccessKind.WRITE)
-    type_chain, alias = value_type(walk, value, annotated)
-    if type_chain and len(chain) == 2:
-        walk.assigns.append(
-            new_assign(walk.scope.qualname, chain, type_chain, span, annotated is not None, alias)
-        )
+    if len(chain) != 2:
+        return
+    for option in _options(value):
+        type_chain, alias = value_type(walk, option, annotated)
+        if type_chain:
+            walk.assigns.append(
+                new_assign(
+                    walk.scope.qualname, chain, type_chain, span, annotated is not None, alias
+                )
+            )
+
+
+def _options(value: ast.expr | None) -> list[ast.expr | None]:
+    """The values an assignment may store: both arms of ``a if c else b``."""
+    if type(value) is not ast.IfExp:
+        return [value]
+    return [*_options(value.body), *_options(value.orelse)]
 
 
 def record_elements(walk: Walker, container: Chain, value: ast.expr | None, span: Span) -> None:
@@ -270,6 +286,17 @@ def record_added(walk: Walker, chain: Chain, node: ast.Call) -> None:
         _record_element(walk, chain[:-1], element, span_of(node))
 
 
+def _is_method_wrapper(call: ast.Call) -> bool:
+    func = call.func
+    return (
+        type(func) is ast.Name
+        and func.id in ("staticmethod", "classmethod")
+        and len(call.args) == 1
+        and not call.keywords
+        and type(call.args[0]) in (ast.Name, ast.Attribute, ast.Lambda)
+    )
+
+
 def value_type(
     walk: Walker, value: ast.expr | None, annotated: ast.expr | None
 ) -> tuple[Chain, bool]:
@@ -278,6 +305,8 @@ def value_type(
     if annotated is not None:
         return main_type(annotated), False
     if isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)):
+        if _is_method_wrapper(value):  # ``parse = staticmethod(parse_int)``: the function
+            return value_type(walk, value.args[0], None)
         chain = chain_of(value.func)
         if UNKNOWN not in chain and SUPER not in chain:
             return walk.rewrite_self(chain), False

@@ -123,7 +123,7 @@ def _value_chain(walk: Walker, arg: ast.expr) -> Chain | None:
         return walk.rewrite_self((name,)) if scope.is_function else (name,)
     if type(arg) is ast.Attribute:
         chain = chain_of(arg)
-        if chain[0] in (UNKNOWN, SUPER) or CALL in chain:
+        if chain[0] in (UNKNOWN, SUPER):
             return None
         return walk.rewrite_self(chain) if walk.scopes[-1].is_function else chain
     if type(arg) is ast.Lambda:

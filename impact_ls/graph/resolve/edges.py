@@ -15,7 +15,7 @@ from impact_ls.graph.fastinit import fast_init
 from impact_ls.graph.resolve import import_edges, pytest_edges
 from impact_ls.graph.resolve.evaluate import BUILTINS, Evaluator
 from impact_ls.graph.resolve.fileinfo import FileInfo, Project
-from impact_ls.graph.resolve.values import OWNERS, USABLE, Kind, Value, scope_chain
+from impact_ls.graph.resolve.values import OWNERS, USABLE, Kind, Value, scope_chain, union
 from impact_ls.model import ArgShape, Edge, EdgeKind, NodeKind, QualName, Span
 
 MAX_NAME_CANDIDATES = 16
@@ -204,6 +204,9 @@ class FileResolver:
             if chain[0] in (UNKNOWN, SUPER):
                 return []
             target = self.values.head(info, call.scope, chain[0], call.head_local, call.span.line)
+            if chain[0] == "cls" and target.kind == Kind.CLASS:
+                # ``cls(...)`` in a classmethod makes the class it is called on: any subclass
+                target = union([target, *self.values.subclasses(target)])
             return self._edges_to(info.qual(call.scope), target, call)
         name = chain[-1]
         special = _is_dunder(name)
@@ -264,6 +267,8 @@ class FileResolver:
                 return values.property_value(found) if found.kind == Kind.FUNCTION else found
             if chain[0] == SUPER:
                 return values.super_dispatch(klass, name)
+        if len(chain) == 2 and chain[0] == "cls" and receiver.kind == Kind.CLASS:
+            return values.dispatch(receiver, name)  # ``cls.loader()``: each subclass's own
         return values.step(receiver, name)
 
     def _special(self, source: QualName, receiver: Value, name: str, call: CallFact) -> list[Edge]:

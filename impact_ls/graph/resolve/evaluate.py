@@ -64,6 +64,7 @@ class Evaluator(Symbols):
         self._dispatch: dict[tuple[str, str, str], Value] = {}
         self._external_bases: dict[tuple[str, str], list[Value]] = {}
         self._callers: dict[QualName, list[tuple[CallFact, int]]] | None = None
+        self._fields: dict[tuple[str, str, str], Value | None] = {}
 
     def class_def(self, klass: Value) -> tuple[FileInfo, DefFact] | None:
         """The file and definition of a project class, if ``klass`` is one."""
@@ -166,31 +167,50 @@ class Evaluator(Symbols):
         return out
 
     def field_type(self, info: FileInfo, class_local: str, name: str) -> Value | None:
-        """The type of ``Class.name`` from a class-level or ``self.name`` typed assignment."""
-        typed = self.assigned_type(info, class_local, (name,), None)
-        if typed is not None:
-            return typed
+        """The type of ``Class.name``: what any class-level or ``self.name`` typed assignment of
+        the class gives it (their union: a field holds whatever one of them stored)."""
+        key = (info.facts.file, class_local, name)
+        if key in self._fields:
+            return self._fields[key]
+        self._fields[key] = None  # cycle guard: ``self.a = self.a.b``
+        found = [
+            self._row_type(info, class_local, row)
+            for row in info.assigns.get((class_local, (name,)), ())
+        ]
+        target = ("self", name)
         for member in info.members.get(class_local, {}).values():
             if member.kind is NodeKind.CLASS:
                 continue
-            typed = self.assigned_type(info, member.qualname, ("self", name), None)
-            if typed is not None:
-                return typed
-        return None
+            for row in info.assigns.get((member.qualname, target), ()):
+                found.append(self._row_type(info, member.qualname, row))
+        typed = _known(found)
+        if not self._evaluating:
+            self._fields[key] = typed
+        else:
+            del self._fields[key]
+        return typed
 
     def assigned_type(
         self, info: FileInfo, scope: str, target: Chain, line: int | None
     ) -> Value | None:
-        """The instance type given to ``target`` in ``scope`` by the latest typed assignment."""
+        """The instance type given to ``target`` in ``scope`` by the latest typed assignment
+        (by each of them when several share its line: ``x = f if c else g``)."""
         rows = info.assigns.get((scope, target))
         if not rows:
             return None
-        chosen = rows[0]
+        at = rows[0].span.line
         if line is not None:
             for row in rows:
                 if row.span.line <= line:
-                    chosen = row
-        key = (info.facts.file, scope, target, chosen.span.line)
+                    at = row.span.line
+        chosen = [row for row in rows if row.span.line == at]
+        if len(chosen) == 1:
+            return self._row_type(info, scope, chosen[0])
+        return _known([self._row_type(info, scope, row) for row in chosen])
+
+    def _row_type(self, info: FileInfo, scope: str, row: AssignFact) -> Value | None:
+        """What one typed assignment gives its target."""
+        key = _row_key(info, scope, row)
         outermost = not self._evaluating
         if outermost and key in self._assigned:
             return self._assigned[key]
@@ -198,13 +218,13 @@ class Evaluator(Symbols):
             return None  # ``self.a = self.a`` and friends
         self._evaluating.add(key)
         try:
-            val = self.evaluate(info, scope, chosen.value, chosen.span.line - 1)
+            val = self.evaluate(info, scope, row.value, row.span.line - 1)
         finally:
             self._evaluating.discard(key)
-        if chosen.alias:
+        if row.alias:
             typed = None if val.kind in UNTYPED else val
         else:
-            typed = self.instance_of(info, val, annotated=chosen.annotated)
+            typed = self.instance_of(info, val, annotated=row.annotated)
         if outermost:
             # only a value evaluated with no cycle guard up is the same wherever it is asked
             self._assigned[key] = typed
@@ -245,7 +265,7 @@ class Evaluator(Symbols):
                     )
         found = []
         for s, row in rows:
-            guard = (info.facts.file, s, row.target, row.span.line)
+            guard = _row_key(info, s, row)
             if guard in self._evaluating or len(self._evaluating) > MAX_DEPTH:
                 continue
             self._evaluating.add(guard)
@@ -601,11 +621,13 @@ class Evaluator(Symbols):
             return cached
         own = self.member(klass, name)
         result = own
-        if own.kind in (Kind.FUNCTION, Kind.DANGLING):
-            found = [own] if own.kind == Kind.FUNCTION else []
+        if own.kind in (Kind.FUNCTION, Kind.DANGLING, Kind.FIELD):
+            # a field a subclass assigns anew (``model = User``) is dispatched like a method
+            kinds = (Kind.FUNCTION, Kind.FIELD) if own.kind == Kind.FIELD else (Kind.FUNCTION,)
+            found = [own] if own.kind != Kind.DANGLING else []
             for sub in self.subclasses(klass):
                 target = self.member(sub, name)
-                if target.kind == Kind.FUNCTION:
+                if target.kind in kinds:
                     found.append(target)
             result = union(found) if found else own
         self._dispatch[key] = result
@@ -626,3 +648,14 @@ class Evaluator(Symbols):
                     found.append(defined)
                     break
         return union(found) if found else self.member(klass, name, skip_self=True)
+
+
+def _row_key(info: FileInfo, scope: str, row: AssignFact) -> tuple[str, str, Chain, int]:
+    """The memo and cycle-guard key of one assignment row (two may share a line)."""
+    return (info.facts.file, scope, row.target, (row.span.line << 20) | row.span.col)
+
+
+def _known(found: list[Value | None]) -> Value | None:
+    """The union of the values found, ``None`` when none is known."""
+    typed = union(v for v in found if v is not None)
+    return None if typed.kind == Kind.UNKNOWN else typed
