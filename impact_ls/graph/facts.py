@@ -40,7 +40,7 @@ else:  # pragma: no cover - exercised only on 3.10
 
 logger = logging.getLogger(__name__)
 
-EXTRACTOR_VERSION = "10"
+EXTRACTOR_VERSION = "11"
 
 Chain = tuple[str, ...]
 
@@ -117,6 +117,9 @@ class DefFact:
     fixture: FixtureInfo | None = None
     requests: tuple[Request, ...] = ()
     decorated_by: Chain = ()  # the outermost decorator, ``()``-ended when it is a factory call
+    # when the ``return``s disagree but each can be followed: what each gives (``return None``
+    # left out), ``returns_value`` then being ``()``
+    returns_options: tuple[Chain, ...] = ()
 
     @property
     def name(self) -> str:
@@ -356,6 +359,7 @@ def _encode_def(d: DefFact) -> tuple[Any, ...]:
         None if fixture is None else (fixture.name, fixture.autouse),
         tuple([(r.name, _span_row(r.span)) for r in d.requests]),
         d.decorated_by,
+        d.returns_options,
     )
 
 
@@ -382,6 +386,7 @@ def _decode_def(row: tuple[Any, ...]) -> DefFact:
         fixture,
         requests,
         decorated_by,
+        returns_options,
     ) = row
     return _new_def(
         qualname,
@@ -405,6 +410,7 @@ def _decode_def(row: tuple[Any, ...]) -> DefFact:
         None if fixture is None else _new_fixture(*fixture),
         tuple([_new_request(name, _new_span(*s)) for name, s in requests]),
         decorated_by,
+        returns_options,
     )
 
 

@@ -45,6 +45,7 @@ from impact_ls.graph.facts import (
 from impact_ls.model import ArgShape, DynamicKind, NodeKind, Param, ParamKind, Span
 
 _ONE = ArgShape(positional=1)
+MAX_RETURN_OPTIONS = 4
 
 if TYPE_CHECKING:
     from impact_ls.graph.extract.walker import Walker
@@ -79,6 +80,7 @@ def visit_def(walk: Walker, node: _Function) -> None:
     wrapped = isinstance(node, ast.AsyncFunctionDef) or any(
         d.rsplit(".", 1)[-1].endswith("contextmanager") for d in marks.decorators
     )
+    options = () if returns or wrapped else _return_options(scope)
     walk.defs.append(
         DefFact(
             qualname=qualname,
@@ -92,7 +94,8 @@ def visit_def(walk: Walker, node: _Function) -> None:
             params=tuple(p for p, _ in params),
             param_types=tuple(param_types),
             returns=returns,
-            returns_value=() if returns or wrapped else _agreed_return(scope),
+            returns_value=options[0] if len(options) == 1 else (),
+            returns_options=options if len(options) > 1 else (),
             decorators=tuple(marks.decorators),
             strings=tuple(scope.strings),
             test_id=test_id(walk.file, qualname) if kind is NodeKind.TEST else None,
@@ -214,6 +217,7 @@ def visit_lambda(walk: Walker, node: ast.Lambda) -> None:
     walk.scopes.pop()
     walk.lambdas.append((outer.qualname, local))
     span = span_of(node)
+    options = _return_options(scope)
     walk.defs.append(
         DefFact(
             qualname=qualname,
@@ -222,7 +226,8 @@ def visit_lambda(walk: Walker, node: ast.Lambda) -> None:
             name_span=span,
             signature=_lambda_header(params),
             params=tuple(p for p, _ in params),
-            returns_value=_agreed_return(scope),
+            returns_value=options[0] if len(options) == 1 else (),
+            returns_options=options if len(options) > 1 else (),
             strings=tuple(scope.strings),
         )
     )
@@ -282,15 +287,28 @@ def visit_return(walk: Walker, node: ast.Return) -> None:
     """``return``: the chain a function gives, when it is one that can be followed."""
     scope = walk.scope
     if scope.is_function:
-        value = node.value
-        chain: Chain | None = None
-        if isinstance(value, (ast.Call, ast.Name, ast.Attribute)):
-            found = chain_of(value)
-            if found[0] not in (UNKNOWN, SUPER):
-                chain = walk.rewrite_self(found)
-        scope.returns.append(chain)
+        _returned(walk, scope, node.value)
     if node.value is not None:
         walk.visit(node.value)
+
+
+def _returned(walk: Walker, scope: Scope, value: ast.expr | None) -> None:
+    """What one ``return`` gives, into ``scope.returns``: a chain, ``()`` for ``None``, or
+    ``None`` when it cannot be followed; both arms of ``a if c else b``."""
+    if type(value) is ast.IfExp:
+        _returned(walk, scope, value.body)
+        _returned(walk, scope, value.orelse)
+        return
+    chain: Chain | None = None
+    if value is None or (type(value) is ast.Constant and value.value is None):
+        chain = ()
+    elif isinstance(value, (ast.Call, ast.Name, ast.Attribute)):
+        found = chain_of(value)
+        if found[0] not in (UNKNOWN, SUPER):
+            chain = walk.rewrite_self(found)
+    elif type(value) is ast.Lambda:
+        chain = (lambda_local(value),)
+    scope.returns.append(chain)
 
 
 def visit_yield(walk: Walker, node: ast.Yield | ast.YieldFrom) -> None:
@@ -358,16 +376,20 @@ def _annotations(
     return param_types, returns
 
 
-def _agreed_return(scope: Scope) -> Chain:
-    """The one chain every ``return`` of the function gives, if it starts from no local other
-    than a function or class defined in it (``return wrapper`` of a decorator)."""
-    if not scope.returns:
-        return ()
-    first = scope.returns[0]
-    if first is None or any(r != first for r in scope.returns):
-        return ()
-    head = first[0]
-    local = head in scope.bound and head not in scope.globals and head not in scope.defined
-    if head not in ("self", "cls") and local:
-        return ()  # ``s = Session(); return s``: the local's type lives in the body, not here
-    return first
+def _return_options(scope: Scope) -> tuple[Chain, ...]:
+    """The chains the ``return``s give (``return None`` left out), when each can be followed
+    and starts from no local other than a function or class defined in the function."""
+    options: list[Chain] = []
+    for chain in scope.returns:
+        if chain is None:
+            return ()
+        if not chain or chain in options:
+            continue
+        head = chain[0]
+        local = head in scope.bound and head not in scope.globals and head not in scope.defined
+        if head not in ("self", "cls") and local:
+            return ()  # ``s = Session(); return s``: the local's type lives in the body
+        options.append(chain)
+        if len(options) > MAX_RETURN_OPTIONS:
+            return ()
+    return tuple(options)

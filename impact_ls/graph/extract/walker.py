@@ -386,8 +386,15 @@ class Walker:
             if call.values:
                 call.values = tuple((k, rename.chain(c)) for k, c in call.values)
         self.defs = [
-            replace(d, qualname=rename.qual(d.qualname), returns_value=rename.chain(d.returns_value))
-            if "<lambda:" in d.qualname or "<lambda:" in "".join(d.returns_value)
+            replace(
+                d,
+                qualname=rename.qual(d.qualname),
+                returns_value=rename.chain(d.returns_value),
+                returns_options=tuple(map(rename.chain, d.returns_options)),
+            )
+            if "<lambda:" in d.qualname
+            or "<lambda:" in "".join(d.returns_value)
+            or any("<lambda:" in c[0] for c in d.returns_options)
             else d
             for d in self.defs
         ]

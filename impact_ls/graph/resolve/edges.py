@@ -69,6 +69,14 @@ def _may_name_code(info: FileInfo, scope: str, head: str) -> bool:
     return any(f"{s}.{head}" in info.defs for s in scope_chain(scope) if s)
 
 
+def _through_instance(owner: Value) -> bool:
+    """Whether an attribute of ``owner`` is looked up on an instance (where a property runs)."""
+    if owner.kind in (Kind.INSTANCE, Kind.SUPER):
+        return True
+    held = owner.of
+    return owner.kind == Kind.FIELD and held is not None and held.kind == Kind.INSTANCE
+
+
 def _unique(edges: Iterable[Edge]) -> list[Edge]:
     return list(dict.fromkeys(edges))
 
@@ -381,6 +389,8 @@ class FileResolver:
             val = values.step(owner, part)
             if record and owner.kind in OWNERS and val.kind in USABLE:
                 self.add(EdgeKind.CLASS_MEMBER, source, val.qual, span)
+                if _through_instance(owner) and values.is_property(val):
+                    self.add(EdgeKind.CALL, source, val.qual, span)  # the getter runs
         return val
 
     def _access(
@@ -397,6 +407,9 @@ class FileResolver:
         target = self.values.step(owner, chain[-1])
         if target.kind in USABLE:
             self.add(EdgeKind.CLASS_MEMBER, info.qual(scope), target.qual, span)
+            if _through_instance(owner) and self.values.is_property(target):
+                # a read runs the getter, a write the setter, ``del`` the deleter: one node
+                self.add(EdgeKind.CALL, info.qual(scope), target.qual, span)
 
     def _structure(self) -> None:
         """``contains`` for every definition, ``inherit`` for bases, ``override`` for methods."""

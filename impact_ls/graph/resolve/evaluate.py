@@ -314,27 +314,34 @@ class Evaluator(Symbols):
         if d.returns:
             val = self.global_chain(target, d.returns, d.parent)
             return self.instance_of(target, val, annotated=True)
-        if not d.returns_value:
+        chains = (d.returns_value,) if d.returns_value else d.returns_options
+        if not chains:
             return None
         key = (target.facts.file, d.qualname, ("return",), 0)
         if key in self._evaluating or len(self._evaluating) > MAX_DEPTH:
             return None  # mutual recursion: ``a`` returns ``b()`` returns ``a()``
         self._evaluating.add(key)
         try:
-            chain = d.returns_value
-            nested = target.defs.get(f"{d.qualname}.{chain[0]}")
-            if chain[0] in ("self", "cls"):
-                val = self.head(target, d.qualname, chain[0], False, d.span.line)
-            elif nested is not None:  # ``return wrapper``: a function or class defined inside
-                kind = Kind.CLASS if nested.kind is NodeKind.CLASS else Kind.FUNCTION
-                val = Value(kind, target.module, nested.qualname)
-            else:  # no other local (extraction made sure): a module-level name
-                val = self.global_chain(target, chain[:1], d.parent)
-            for part in chain[1:]:
-                val = self.called(val) if part == CALL else self.step(val, part)
+            found = [self._returned(target, d, chain) for chain in chains]
         finally:
             self._evaluating.discard(key)
-        return None if val.kind in UNTYPED else val
+        if any(v.kind in UNTYPED for v in found):
+            return None  # one way out is unknown: a partial union would hide it
+        return union(found)
+
+    def _returned(self, target: FileInfo, d: DefFact, chain: Chain) -> Value:
+        """What one ``return`` chain of ``d`` evaluates to."""
+        nested = target.defs.get(f"{d.qualname}.{chain[0]}")
+        if chain[0] in ("self", "cls"):
+            val = self.head(target, d.qualname, chain[0], False, d.span.line)
+        elif nested is not None:  # ``return wrapper``: a function or class defined inside
+            kind = Kind.CLASS if nested.kind is NodeKind.CLASS else Kind.FUNCTION
+            val = Value(kind, target.module, nested.qualname)
+        else:  # no other local (extraction made sure): a module-level name
+            val = self.global_chain(target, chain[:1], d.parent)
+        for part in chain[1:]:
+            val = self.called(val) if part == CALL else self.step(val, part)
+        return val
 
     def global_chain(self, info: FileInfo, chain: Chain, scope: str) -> Value:
         """Evaluate a chain whose head is a module-level name (bases, annotations, types)."""
@@ -369,8 +376,8 @@ class Evaluator(Symbols):
                     return UNKNOWN_VALUE
                 # a plain function's parameter named ``self`` (one set on a class later)
                 local = self.local(info, scope, head, line)
-                if local.kind != Kind.UNKNOWN or head_local:
-                    return local
+                if local.kind != Kind.UNKNOWN or head_local or _is_param(info, scope, head):
+                    return local  # unknown, not the module's: ``def describe(self)`` in a class
                 return self.global_head(info, head)
             val = Value(Kind.CLASS, info.module, klass)
             if head == "self":
@@ -450,6 +457,16 @@ class Evaluator(Symbols):
         if kind in EXTERNALS:
             return external_member(val, attr)
         return UNKNOWN_VALUE
+
+    def is_property(self, val: Value) -> bool:
+        """Whether ``val`` is a field read through a ``@property`` (or cached) getter."""
+        if val.kind != Kind.FIELD:
+            return False
+        info = self.info_of(val.module)
+        d = info.defs.get(val.local) if info is not None else None
+        return d is not None and any(
+            deco.rsplit(".", 1)[-1] in PROPERTY_DECORATORS for deco in d.decorators
+        )
 
     def property_value(self, member: Value) -> Value:
         """A ``@property`` read through an instance is a field holding what the getter returns."""
@@ -659,3 +676,12 @@ def _known(found: list[Value | None]) -> Value | None:
     """The union of the values found, ``None`` when none is known."""
     typed = union(v for v in found if v is not None)
     return None if typed.kind == Kind.UNKNOWN else typed
+
+
+def _is_param(info: FileInfo, scope: str, name: str) -> bool:
+    """Whether ``name`` is a parameter of ``scope`` or of a function enclosing it."""
+    for s in function_scopes(info, scope):
+        d = info.defs.get(s)
+        if d is not None and any(p.name == name for p in d.params):
+            return True
+    return False

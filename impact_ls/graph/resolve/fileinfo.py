@@ -102,6 +102,7 @@ def interface_of(info: FileInfo) -> tuple[object, ...]:
             d.bases,
             d.returns,
             d.returns_value,
+            d.returns_options,
             d.decorators,
             d.attributes,
             d.param_types,
