@@ -498,6 +498,9 @@ class Evaluator(Symbols):
         Only this file's call sites are read (another file's would make this file's edges depend
         on every caller's text); a parameter no call here passes a known value stays unknown.
         """
+        if info is not self.info:
+            # another file's parameter: its callers' text is not part of what this file may read
+            return UNKNOWN_VALUE
         key = (d.qualname, name)
         found = self._params.get(key)
         if found is not None:
