@@ -202,6 +202,8 @@ def visit_lambda(walk: Walker, node: ast.Lambda) -> None:
     params = params_of(node.args)
     outer = walk.scope
     local = lambda_local(node)
+    outer.bound.add(local)  # so that a use of it here is of this definition
+    outer.defined.add(local)
     qualname = walk.qual(local)
     scope = Scope(qualname, is_class=False, is_function=True)
     for param, _ in params:

@@ -46,6 +46,9 @@ def visit_call(walk: Walker, node: ast.Call) -> None:
     inner: list[ast.expr] = []
     if type(func) is _NAME:
         chain: Chain = (func.id,)
+    elif type(func) is ast.Lambda:  # ``(lambda: x)()``: a call of the lambda defined here
+        chain = (lambda_local(func),)
+        inner.append(func)
     else:
         chain = chain_of(func, inner)
     head = chain[0]

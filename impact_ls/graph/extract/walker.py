@@ -383,6 +383,7 @@ class Walker:
         for use in (*self.calls, *self.accesses):
             use.scope = rename.qual(use.scope)
         for call in self.calls:
+            call.chain = rename.chain(call.chain)  # ``(lambda: x)()``
             if call.values:
                 call.values = tuple((k, rename.chain(c)) for k, c in call.values)
         self.defs = [

@@ -671,8 +671,9 @@ class Evaluator(Symbols):
 
 
 def _row_key(info: FileInfo, scope: str, row: AssignFact) -> tuple[str, str, Chain, int]:
-    """The memo and cycle-guard key of one assignment row (two may share a line)."""
-    return (info.facts.file, scope, row.target, (row.span.line << 20) | row.span.col)
+    """The memo and cycle-guard key of one assignment row (two may share a line and column:
+    ``x = f if c else g``; their values differ)."""
+    return (info.facts.file, scope, (*row.target, "=", *row.value), row.span.line)
 
 
 def _known(found: list[Value | None]) -> Value | None:
