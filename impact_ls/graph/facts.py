@@ -40,7 +40,7 @@ else:  # pragma: no cover - exercised only on 3.10
 
 logger = logging.getLogger(__name__)
 
-EXTRACTOR_VERSION = "12"
+EXTRACTOR_VERSION = "13"
 
 Chain = tuple[str, ...]
 

@@ -578,3 +578,51 @@ def test_disagreeing_returns_and_parameter_defaults_give_each_value():
         ("m.Console.write", CALL, 10),  # the default's type, not every ``write``
         ("lib.fast", CALL, 11),
     }
+
+
+def test_globals_filled_elsewhere_elements_and_operator_results_are_typed():
+    graph = _graph(
+        m="""\
+        HOOKS = []
+        TABLE = (print, len)
+
+        def on_start(): ...
+        def on_stop(): ...
+
+        def register(fn):
+            HOOKS.append(fn)
+
+        def setup():
+            register(on_start)
+            register(on_stop)
+
+        def fire(k):
+            for hook in HOOKS:
+                hook()
+            first = HOOKS[k]
+            first()
+
+        class Vector:
+            def __add__(self, other):
+                return Vector()
+            def __neg__(self):
+                return Vector()
+            def norm(self): ...
+
+        def use(a: Vector):
+            b = a + a
+            c = -b
+            c.norm()
+        """
+    )
+    assert _calls(graph, "m.fire") == {
+        ("m.on_start", CALL, 16),  # what register, called here with them, appended
+        ("m.on_stop", CALL, 16),
+        ("m.on_start", CALL, 18),
+        ("m.on_stop", CALL, 18),
+    }
+    assert _calls(graph, "m.use") == {
+        ("m.Vector.__add__", CALL, 28),
+        ("m.Vector.__neg__", CALL, 29),
+        ("m.Vector.norm", CALL, 30),  # c is what __neg__ of what __add__ returned returns
+    }

@@ -255,6 +255,12 @@ class Evaluator(Symbols):
         key = (*container, ITEM)
         for s in (*function_scopes(info, scope), ""):
             rows.extend((s, row) for row in info.assigns.get((s, key), ()))
+        if len(container) == 1 and val.kind == Kind.FIELD and info is self.info:
+            # a global of this file: what any function of it adds (``HOOKS.append(f)``); only
+            # this file's (another file's function bodies are not in what this one may read)
+            for row in info.elements.get(key, ()):
+                if (row.scope, row) not in rows and not _is_local(info, row.scope, container[0]):
+                    rows.append((row.scope, row))
         if container[0] == "self" and len(container) == 2:
             klass = enclosing_class(info, scope)
             if klass is not None:
@@ -689,3 +695,8 @@ def _is_param(info: FileInfo, scope: str, name: str) -> bool:
         if d is not None and any(p.name == name for p in d.params):
             return True
     return False
+
+
+def _is_local(info: FileInfo, scope: str, name: str) -> bool:
+    """Whether ``name`` is a parameter or typed local of ``scope`` (not the module's)."""
+    return (scope, (name,)) in info.assigns or _is_param(info, scope, name)
