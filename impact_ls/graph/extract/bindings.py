@@ -171,7 +171,7 @@ def _assign_target(
                 for elt in value.elts:  # type: ignore[union-attr]
                     walk.skip_strings.add(id(elt))
         typed = False
-        for option in _options(value):
+        for option in _options(value) if type(value) is ast.IfExp else (value,):
             type_chain, alias = value_type(walk, option, annotated)
             if type_chain:
                 typed = True
@@ -233,7 +233,7 @@ def _assign_attribute(
     walk.record_access(chain, span_of(target), AccessKind.WRITE)
     if len(chain) != 2:
         return
-    for option in _options(value):
+    for option in _options(value) if type(value) is ast.IfExp else (value,):
         type_chain, alias = value_type(walk, option, annotated)
         if type_chain:
             walk.assigns.append(
@@ -305,7 +305,8 @@ def value_type(
     if annotated is not None:
         return main_type(annotated), False
     if isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)):
-        if _is_method_wrapper(value):  # ``parse = staticmethod(parse_int)``: the function
+        if type(value.func) is ast.Name and _is_method_wrapper(value):
+            # ``parse = staticmethod(parse_int)``: the function
             return value_type(walk, value.args[0], None)
         chain = chain_of(value.func)
         if UNKNOWN not in chain and SUPER not in chain:

@@ -425,7 +425,7 @@ class FileResolver:
             elif d.in_class and d.kind in _CALLABLE_KINDS:
                 owner = Value(Kind.CLASS, info.module, d.parent)
                 for klass in values.mro_of(owner)[1:]:
-                    found = values.own_member(klass, d.name)
+                    found = values.own_method(klass, d.name)
                     if found is not None and found.kind == Kind.FUNCTION:
                         self.add(EdgeKind.OVERRIDE, info.qual(local), found.qual, d.name_span)
                         break

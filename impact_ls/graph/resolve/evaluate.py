@@ -128,6 +128,20 @@ class Evaluator(Symbols):
             return Value(Kind.FIELD, klass.module, local, self.field_type(info, klass.local, name))
         return None
 
+    def own_method(self, klass: Value, name: str) -> Value | None:
+        """``name`` when ``klass`` itself defines it by ``def`` (what it is bound to, after its
+        decorator), else ``None``: ``own_member`` without typing a field (overrides ask this
+        of every base of every method)."""
+        found = self.class_def(klass)
+        if found is None:
+            return None
+        info, _ = found
+        d = info.members.get(klass.local, {}).get(name)
+        if d is None or d.kind is NodeKind.CLASS:
+            return None
+        val = Value(Kind.FUNCTION, klass.module, d.qualname)
+        return self.decorated_value(info, d, val) if d.decorated_by else val
+
     def member(self, klass: Value, name: str, *, skip_self: bool = False) -> Value:
         """``name`` looked up along the MRO; the would-be ``Class.name`` when nothing defines it."""
         key = (klass.module, klass.local, name, skip_self)
