@@ -626,3 +626,32 @@ def test_globals_filled_elsewhere_elements_and_operator_results_are_typed():
         ("m.Vector.__neg__", CALL, 29),
         ("m.Vector.norm", CALL, 30),  # c is what __neg__ of what __add__ returned returns
     }
+
+
+def test_descriptors_in_a_class_body_are_called_on_access_and_at_class_creation():
+    graph = _graph(
+        m="""\
+        class Positive:
+            def __set_name__(self, owner, name): ...
+            def __get__(self, obj, kind=None): ...
+            def __set__(self, obj, value): ...
+
+        class Product:
+            price = Positive()
+            label = "x"
+
+            def __init__(self, price):
+                self.price = price
+                self.label = "y"
+
+        def use(p: Product):
+            p.price = 4
+            return p.price, Product.price
+        """
+    )
+    assert _calls(graph, "m") >= {("m.Positive.__set_name__", CALL, 7)}  # at class creation
+    assert _calls(graph, "m.Product.__init__") == {("m.Positive.__set__", CALL, 11)}
+    assert _calls(graph, "m.use") == {
+        ("m.Positive.__set__", CALL, 15),
+        ("m.Positive.__get__", CALL, 16),  # through the instance; the class's read is left out
+    }

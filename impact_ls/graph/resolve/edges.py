@@ -10,7 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from impact_ls.graph.facts import CALL, DECORATED, ITEM, SUPER, UNKNOWN, CallFact, Chain, DefFact
+from impact_ls.graph.facts import (
+    CALL,
+    DECORATED,
+    ITEM,
+    SUPER,
+    UNKNOWN,
+    AccessKind,
+    CallFact,
+    Chain,
+    DefFact,
+)
 from impact_ls.graph.fastinit import fast_init
 from impact_ls.graph.resolve import import_edges, pytest_edges
 from impact_ls.graph.resolve.evaluate import BUILTINS, Evaluator
@@ -121,8 +131,14 @@ class FileResolver:
                 # a test's ``tests`` edges name units of the project, not installed packages
                 if edge.kind in _CALL_KINDS and edge.target not in self.external_targets:
                     calls_by_scope.setdefault(call.scope, []).append(edge)
+        descriptors = self._defined("__get__") or self._defined("__set__")
         for access in info.facts.accesses:
-            self._access(info, access.scope, access.chain, access.span, access.head_local)
+            target = self._access(info, access.scope, access.chain, access.span, access.head_local)
+            if descriptors and target is not None:
+                method = "__get__" if access.access is AccessKind.READ else "__set__"
+                called = self.values.descriptor_method(target, method)
+                if called is not None:
+                    self.add(EdgeKind.CALL, info.qual(access.scope), called.qual, access.span)
         for ref in info.facts.type_refs:
             val = self.values.global_chain(info, ref.chain, ref.scope)
             if val.kind in _TYPE_REF_KINDS:
@@ -395,29 +411,52 @@ class FileResolver:
 
     def _access(
         self, info: FileInfo, scope: str, chain: Chain, span: Span, head_local: bool
-    ) -> None:
+    ) -> Value | None:
+        """The edges of one access; the field it reaches through an instance, if it does."""
         if len(chain) == 1:
             val = self.values.global_head(info, chain[0])
             if val.kind in USABLE:
                 self.add(EdgeKind.CLASS_MEMBER, info.qual(scope), val.qual, span)
-            return
+            return None
         owner = self._walk(info, scope, chain[:-1], head_local, span)
         if owner.kind not in OWNERS:
-            return
+            return None
         target = self.values.step(owner, chain[-1])
-        if target.kind in USABLE:
-            self.add(EdgeKind.CLASS_MEMBER, info.qual(scope), target.qual, span)
-            if _through_instance(owner) and self.values.is_property(target):
-                # a read runs the getter, a write the setter, ``del`` the deleter: one node
-                self.add(EdgeKind.CALL, info.qual(scope), target.qual, span)
+        if target.kind not in USABLE:
+            return None
+        self.add(EdgeKind.CLASS_MEMBER, info.qual(scope), target.qual, span)
+        if not _through_instance(owner):
+            return None
+        if self.values.is_property(target):
+            # a read runs the getter, a write the setter, ``del`` the deleter: one node
+            self.add(EdgeKind.CALL, info.qual(scope), target.qual, span)
+        return target if target.kind == Kind.FIELD else None
+
+    def _set_names(self, local: str, d: DefFact) -> None:
+        """Creating a class calls ``__set_name__`` of each descriptor its body assigns: from the
+        scope that holds the ``class`` statement."""
+        info = self.info
+        for name in d.attributes:
+            rows = info.assigns.get((local, (name,)))
+            if not rows:
+                continue
+            held = self.values.assigned_type(info, local, (name,), None)
+            if held is None or held.kind != Kind.INSTANCE:
+                continue
+            hook = self.values.member(Value(Kind.CLASS, held.module, held.local), "__set_name__")
+            if hook.kind == Kind.FUNCTION:
+                self.add(EdgeKind.CALL, info.qual(d.parent), hook.qual, rows[0].span)
 
     def _structure(self) -> None:
         """``contains`` for every definition, ``inherit`` for bases, ``override`` for methods."""
         info = self.info
         values = self.values
+        set_name = self._defined("__set_name__")
         for local, d in info.defs.items():
             self.add(EdgeKind.CONTAINS, info.qual(d.parent), info.qual(local), d.name_span)
             if d.kind is NodeKind.CLASS:
+                if set_name and d.attributes:
+                    self._set_names(local, d)
                 for chain, span in zip(d.bases, d.base_spans, strict=False):
                     base = values.global_chain(info, chain, d.parent)
                     if base.kind in (Kind.CLASS, Kind.DANGLING):

@@ -488,6 +488,21 @@ class Evaluator(Symbols):
             deco.rsplit(".", 1)[-1] in PROPERTY_DECORATORS for deco in d.decorators
         )
 
+    def descriptor_method(self, field: Value, method: str) -> Value | None:
+        """``method`` (``__get__``, ``__set__``, ``__delete__``) of the descriptor a class
+        attribute holds (``price = Positive()`` in the class body), when its class defines it."""
+        if field.kind != Kind.FIELD:
+            return None
+        class_local, _, name = field.local.rpartition(".")
+        info = self.info_of(field.module) if class_local else None
+        if info is None or (class_local, (name,)) not in info.assigns:
+            return None
+        held = self.assigned_type(info, class_local, (name,), None)
+        if held is None or held.kind != Kind.INSTANCE:
+            return None
+        target = self.member(Value(Kind.CLASS, held.module, held.local), method)
+        return target if target.kind == Kind.FUNCTION else None
+
     def property_value(self, member: Value) -> Value:
         """A ``@property`` read through an instance is a field holding what the getter returns."""
         info = self.info_of(member.module)
