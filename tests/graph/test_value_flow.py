@@ -406,9 +406,7 @@ def test_lambda_names_survive_nesting_and_methods():
     assert _calls(graph, "m.Button.__init__.<lambda:4>") == {
         ("m.Button.__init__.<lambda:4>.<lambda>", CALL, 4)
     }
-    assert _calls(graph, "m.Button.__init__.<lambda:4>.<lambda>") == {
-        ("m.Button.clicked", CALL, 4)
-    }
+    assert _calls(graph, "m.Button.__init__.<lambda:4>.<lambda>") == {("m.Button.clicked", CALL, 4)}
     assert _calls(graph, "m.press") == {
         ("m.Button", NEW, 10),
         ("m.Button.__init__", CALL, 10),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from impact_ls.graph.extract.bindings import value_type
 from impact_ls.graph.extract.pytest_items import (
     class_usefixtures,
     function_kind,
@@ -28,7 +29,6 @@ from impact_ls.graph.extract.syntax import (
     params_of,
     span_of,
 )
-from impact_ls.graph.extract.bindings import value_type
 from impact_ls.graph.extract.walker import new_assign, new_dynamic, new_type_ref
 from impact_ls.graph.facts import (
     CALL,
@@ -251,8 +251,10 @@ def _record_defaults(walk: Walker, node: _Function) -> None:
     if not args.defaults and not args.kw_defaults:
         return
     positional = [*args.posonlyargs, *args.args]
-    pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
-    pairs.extend(zip(args.kwonlyargs, args.kw_defaults))
+    pairs = list(
+        zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)
+    )
+    pairs.extend(zip(args.kwonlyargs, args.kw_defaults, strict=True))
     scope = walk.scope
     for arg, default in pairs:
         if default is None or type(default) is ast.Constant:

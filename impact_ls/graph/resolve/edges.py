@@ -308,6 +308,10 @@ class FileResolver:
             target = self.values.step(receiver, candidate)
             if target.kind == Kind.FUNCTION:
                 return [self.edge(EdgeKind.CALL, source, target.qual, call.span, call.args)]
+            if receiver.kind == Kind.SUPER and target.kind == Kind.EXTERNAL and target.module:
+                # ``super().__init__(…)`` into an installed base class: its dotted name
+                self.external_targets.add(target.qual)
+                return [self.edge(EdgeKind.CALL, source, target.qual, call.span, call.args)]
         return []
 
     def _edges_to(self, source: QualName, target: Value, call: CallFact) -> list[Edge]:

@@ -166,10 +166,10 @@ class Project(Protocol):
         """The ``conftest.py`` directly in ``folder`` (``""`` = the root), if any."""
 
     def callables_named(self, name: str) -> list[QualName]:
-        """Every function or method named ``name``, sorted."""
+        """Every method named ``name`` (functions and fixtures defined in a class), sorted."""
 
     def defines_callable(self, name: str) -> bool:
-        """Whether some function or method is named ``name`` (``callables_named`` unsorted)."""
+        """Whether some method is named ``name`` (``callables_named`` unsorted)."""
 
     def classes_based_on(self, name: str) -> list[tuple[FileInfo, str]]:
         """Every class with a base spelled ``…name`` (its file and local qualname), sorted: the
