@@ -653,3 +653,50 @@ def test_descriptors_in_a_class_body_are_called_on_access_and_at_class_creation(
         ("m.Positive.__set__", CALL, 15),
         ("m.Positive.__get__", CALL, 16),  # through the instance; the class's read is left out
     }
+
+
+def test_documented_library_returns_super_into_installed_bases_and_methods_only_guesses():
+    graph = _graph(
+        m="""\
+        import argparse
+        import logging
+        import re
+        from datetime import date
+        from pathlib import Path
+
+        log = logging.getLogger("app")
+        VERSION = re.compile("x")
+
+        class Cli(argparse.ArgumentParser):
+            def __init__(self):
+                super().__init__(prog="tool")
+
+        def lower(s):
+            return s.lower()
+
+        class Text:
+            def lower(self): ...
+
+        def use(text, folder: Path):
+            found = VERSION.search(text)
+            found.group(1)
+            log.warning("x")
+            date(2024, 1, 1).isoformat()
+            (folder / "a").exists()
+            note = folder / "b"
+            note.exists()
+        """
+    )
+    assert _calls(graph, "m.Cli.__init__") == {("argparse.ArgumentParser.__init__", CALL, 12)}
+    assert _calls(graph, "m.use") == {
+        ("re.Pattern.search", CALL, 21),
+        ("re.Match.group", CALL, 22),  # what re.Pattern.search is documented to return
+        ("logging.Logger.warning", CALL, 23),
+        ("datetime.date", CALL, 24),
+        ("datetime.date.isoformat", CALL, 24),
+        ("pathlib.Path.exists", CALL, 27),  # ``/`` of a Path is a Path
+    }
+    # ``s.lower()`` on an unknown receiver may be any method named lower, never the function
+    assert {(e.target, e.name_matched) for e in graph.dependencies("m.lower")} == {
+        ("m.Text.lower", True)
+    }
