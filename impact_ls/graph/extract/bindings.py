@@ -321,10 +321,10 @@ def value_type(
         chain = chain_of(value)  # ``h = HANDLERS[k]``: an element
         if UNKNOWN not in chain and SUPER not in chain and CALL not in chain:
             return walk.rewrite_self(chain), True
-    elif type(value) in (ast.BinOp, ast.UnaryOp):
+    elif isinstance(value, (ast.BinOp, ast.UnaryOp)):
         # ``c = a + b``: what ``a.__add__`` returns (nothing, unless a's class defines it)
-        operand = value.left if type(value) is ast.BinOp else value.operand  # type: ignore[attr-defined]
-        method = implicit.operator_method(value)  # type: ignore[arg-type]
+        operand = value.left if isinstance(value, ast.BinOp) else value.operand
+        method = implicit.operator_method(value)
         if method and type(operand) in (ast.Name, ast.Attribute):
             chain = chain_of(operand)
             if UNKNOWN not in chain and SUPER not in chain and CALL not in chain:

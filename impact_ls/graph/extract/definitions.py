@@ -251,7 +251,7 @@ def _record_defaults(walk: Walker, node: _Function) -> None:
     if not args.defaults and not args.kw_defaults:
         return
     positional = [*args.posonlyargs, *args.args]
-    pairs = list(
+    pairs: list[tuple[ast.arg, ast.expr | None]] = list(
         zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)
     )
     pairs.extend(zip(args.kwonlyargs, args.kw_defaults, strict=True))
