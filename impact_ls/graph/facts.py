@@ -40,7 +40,7 @@ else:  # pragma: no cover - exercised only on 3.10
 
 logger = logging.getLogger(__name__)
 
-EXTRACTOR_VERSION = "13"
+EXTRACTOR_VERSION = "14"
 
 Chain = tuple[str, ...]
 

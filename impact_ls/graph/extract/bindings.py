@@ -317,10 +317,6 @@ def value_type(
             return walk.rewrite_self(chain), True
     elif isinstance(value, ast.Lambda):
         return (lambda_local(value),), True  # the lambda itself, a definition of this scope
-    elif type(value) is ast.Subscript:
-        chain = chain_of(value)  # ``h = HANDLERS[k]``: an element
-        if UNKNOWN not in chain and SUPER not in chain and CALL not in chain:
-            return walk.rewrite_self(chain), True
     elif isinstance(value, (ast.BinOp, ast.UnaryOp)):
         # ``c = a + b``: what ``a.__add__`` returns (nothing, unless a's class defines it)
         operand = value.left if isinstance(value, ast.BinOp) else value.operand
