@@ -317,7 +317,9 @@ class GraphBuilder:
             if self._prefixes[prefix] == 1:
                 keys.add(("ns", prefix))
         for local, d in info.defs.items():
-            if d.kind in _CALLABLE:
+            # only methods: ``obj.m()`` on an unknown ``obj`` never reaches a module function
+            # (a module receiver is known), and special methods are methods
+            if d.in_class and d.kind in _CALLABLE:
                 self._callables[d.name].add(info.qual(local))
             for base in d.bases:
                 self._based[base[-1]].add((file, local))
@@ -343,7 +345,7 @@ class GraphBuilder:
                 del self._prefixes[prefix]
                 keys.add(("ns", prefix))
         for local, d in info.defs.items():
-            if d.kind in _CALLABLE:
+            if d.in_class and d.kind in _CALLABLE:
                 names = self._callables.get(d.name)
                 if names is not None:
                     names.discard(info.qual(local))

@@ -40,7 +40,7 @@ else:  # pragma: no cover - exercised only on 3.10
 
 logger = logging.getLogger(__name__)
 
-EXTRACTOR_VERSION = "6"
+EXTRACTOR_VERSION = "14"
 
 Chain = tuple[str, ...]
 
@@ -49,6 +49,9 @@ CALL = "()"
 SUPER = "super()"
 DECORATED = "@"  # the key under which a decorator's call passes the decorated definition
 ITEM = "[]"  # an element of a container: ``fns[0]`` is ``("fns", "[]")``
+# the target under which a parameter's default is assigned in the scope holding the ``def``:
+# ``def f(key=ident)`` is ``("f", "=", "key")`` ← ``("ident",)``
+DEFAULT = "="
 
 _FROZEN: dict[str, bool] = {"frozen": True, "slots": True, "kw_only": True}
 
@@ -114,6 +117,9 @@ class DefFact:
     fixture: FixtureInfo | None = None
     requests: tuple[Request, ...] = ()
     decorated_by: Chain = ()  # the outermost decorator, ``()``-ended when it is a factory call
+    # when the ``return``s disagree but each can be followed: what each gives (``return None``
+    # left out), ``returns_value`` then being ``()``
+    returns_options: tuple[Chain, ...] = ()
 
     @property
     def name(self) -> str:
@@ -353,6 +359,7 @@ def _encode_def(d: DefFact) -> tuple[Any, ...]:
         None if fixture is None else (fixture.name, fixture.autouse),
         tuple([(r.name, _span_row(r.span)) for r in d.requests]),
         d.decorated_by,
+        d.returns_options,
     )
 
 
@@ -379,6 +386,7 @@ def _decode_def(row: tuple[Any, ...]) -> DefFact:
         fixture,
         requests,
         decorated_by,
+        returns_options,
     ) = row
     return _new_def(
         qualname,
@@ -402,6 +410,7 @@ def _decode_def(row: tuple[Any, ...]) -> DefFact:
         None if fixture is None else _new_fixture(*fixture),
         tuple([_new_request(name, _new_span(*s)) for name, s in requests]),
         decorated_by,
+        returns_options,
     )
 
 
@@ -551,6 +560,7 @@ def facts_from_bytes(data: bytes) -> FileFacts:
 __all__ = [
     "CALL",
     "DECORATED",
+    "DEFAULT",
     "EXTRACTOR_VERSION",
     "ITEM",
     "SUPER",

@@ -234,6 +234,26 @@ VARIANTS: dict[str, list[str]] = {
         "import pytest\n\n@pytest.fixture\ndef thing(thing):\n    return thing\n",
     ],
     "tests/sub/test_b.py": ["def test_b(thing):\n    assert thing\n"],
+    # the value-flow facts that cross files: lambdas, class attributes holding functions,
+    # fields given bound methods, properties, disagreeing returns, parameter defaults
+    "pkg/c.py": [
+        "from pkg.a import helper\n\nclass Holder:\n    hook = staticmethod(helper)\n"
+        "    key = lambda self: helper(1)\n\n    def __init__(self, flag):\n"
+        "        self.cb = self.run if flag else self.key\n\n    def run(self):\n"
+        "        return self.hook(1)\n\n    @property\n    def value(self):\n"
+        "        return self.cb()\n\ndef make(flag, fn=lambda: helper(2)):\n"
+        "    return helper if flag else fn\n",
+        "from pkg.b import Child\n\nclass Holder(Child):\n    hook = Child\n\n"
+        "    @property\n    def value(self):\n        return self.hook()\n\n"
+        "def make(flag):\n    if flag:\n        return None\n    return Child\n",
+        "",
+    ],
+    "pkg/d.py": [
+        "from pkg.c import Holder, make\n\nclass Sub(Holder):\n    hook = staticmethod(make)\n\n"
+        "def go():\n    h = Sub(1)\n    h.value\n    h.cb()\n    h.key()\n    return make(0)()\n",
+        "from pkg.c import make\nHOOKS = [make]\n\ndef add(f=make):\n    HOOKS.append(f)\n\n"
+        "def go():\n    for f in HOOKS:\n        f(1)()\n",
+    ],
     "src/lib/m.py": [
         "from pkg.a import Base\n\nclass M(Base):\n    def run(self):\n        return 2\n",
         "def run():\n    return 0\n",

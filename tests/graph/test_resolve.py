@@ -194,6 +194,7 @@ def test_unknown_receivers_link_to_every_same_named_callable_marked_name_matched
 def test_properties_read_through_an_instance_have_their_getters_type(flat: CodeGraph) -> None:
     assert out(flat, f"{MODELS}.Profile.describe") == {
         (f"{MODELS}.Profile.owner", "class-member", 22),  # the property itself is used
+        (f"{MODELS}.Profile.owner", "call", 22),  # and its getter runs
         (f"{MODELS}.User.name", "class-member", 22),  # owner -> User, by its annotation
     }
 

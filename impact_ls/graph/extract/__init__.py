@@ -46,7 +46,7 @@ _HANDLERS: dict[type, Handler] = {
     ast.Global: bindings.visit_global,
     ast.Nonlocal: bindings.visit_global,
     ast.arg: bindings.visit_arg,
-    ast.Lambda: bindings.visit_lambda,
+    ast.Lambda: definitions.visit_lambda,
     ast.ExceptHandler: bindings.visit_except,
     ast.Call: uses.visit_call,
     ast.Attribute: uses.visit_attribute,

@@ -17,8 +17,8 @@ from impact_ls.graph.extract.syntax import (
     annotation_chains,
     chain_of,
     is_type_checking,
+    lambda_local,
     main_type,
-    params_of,
     span_of,
     string_list,
 )
@@ -134,15 +134,6 @@ def visit_arg(walk: Walker, node: ast.arg) -> None:
     walk.scope.bound.add(node.arg)
 
 
-def visit_lambda(walk: Walker, node: ast.Lambda) -> None:
-    """``lambda``: its parameters are bound in the enclosing scope (it has none of its own)."""
-    for param, _ in params_of(node.args):
-        walk.scope.bound.add(param.name)
-    walk.visit_all(node.args.defaults)
-    walk.visit_all(node.args.kw_defaults)
-    walk.visit(node.body)
-
-
 def visit_except(walk: Walker, node: ast.ExceptHandler) -> None:
     """``except E as name``: binds ``name``."""
     if node.name:
@@ -179,14 +170,18 @@ def _assign_target(
                 walk.all_names = names
                 for elt in value.elts:  # type: ignore[union-attr]
                     walk.skip_strings.add(id(elt))
-        type_chain, alias = _value_type(walk, value, annotated)
-        if type_chain:
-            scope.typed.add(target.id)
-            walk.assigns.append(
-                new_assign(
-                    scope.qualname, (target.id,), type_chain, span, annotated is not None, alias
+        typed = False
+        for option in _options(value) if type(value) is ast.IfExp else (value,):
+            type_chain, alias = value_type(walk, option, annotated)
+            if type_chain:
+                typed = True
+                walk.assigns.append(
+                    new_assign(
+                        scope.qualname, (target.id,), type_chain, span, annotated is not None, alias
+                    )
                 )
-            )
+        if typed:
+            scope.typed.add(target.id)
         elif annotated is None:
             record_elements(walk, (target.id,), value, span)
         if scope.is_class:
@@ -236,11 +231,23 @@ def _assign_attribute(
         if owner is not None:
             owner.attributes.append(chain[1])
     walk.record_access(chain, span_of(target), AccessKind.WRITE)
-    type_chain, alias = _value_type(walk, value, annotated)
-    if type_chain and len(chain) == 2:
-        walk.assigns.append(
-            new_assign(walk.scope.qualname, chain, type_chain, span, annotated is not None, alias)
-        )
+    if len(chain) != 2:
+        return
+    for option in _options(value) if type(value) is ast.IfExp else (value,):
+        type_chain, alias = value_type(walk, option, annotated)
+        if type_chain:
+            walk.assigns.append(
+                new_assign(
+                    walk.scope.qualname, chain, type_chain, span, annotated is not None, alias
+                )
+            )
+
+
+def _options(value: ast.expr | None) -> list[ast.expr | None]:
+    """The values an assignment may store: both arms of ``a if c else b``."""
+    if type(value) is not ast.IfExp:
+        return [value]
+    return [*_options(value.body), *_options(value.orelse)]
 
 
 def record_elements(walk: Walker, container: Chain, value: ast.expr | None, span: Span) -> None:
@@ -257,7 +264,7 @@ def record_elements(walk: Walker, container: Chain, value: ast.expr | None, span
 
 
 def _record_element(walk: Walker, container: Chain, element: ast.expr, span: Span) -> None:
-    type_chain, alias = _value_type(walk, element, None)
+    type_chain, alias = value_type(walk, element, None)
     if type_chain:
         walk.assigns.append(
             new_assign(walk.scope.qualname, (*container, ITEM), type_chain, span, False, alias)
@@ -279,7 +286,18 @@ def record_added(walk: Walker, chain: Chain, node: ast.Call) -> None:
         _record_element(walk, chain[:-1], element, span_of(node))
 
 
-def _value_type(
+def _is_method_wrapper(call: ast.Call) -> bool:
+    func = call.func
+    return (
+        type(func) is ast.Name
+        and func.id in ("staticmethod", "classmethod")
+        and len(call.args) == 1
+        and not call.keywords
+        and type(call.args[0]) in (ast.Name, ast.Attribute, ast.Lambda)
+    )
+
+
+def value_type(
     walk: Walker, value: ast.expr | None, annotated: ast.expr | None
 ) -> tuple[Chain, bool]:
     """What gives a binding its type: ``(annotation or called chain, False)`` or
@@ -287,6 +305,9 @@ def _value_type(
     if annotated is not None:
         return main_type(annotated), False
     if isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)):
+        if type(value.func) is ast.Name and _is_method_wrapper(value):
+            # ``parse = staticmethod(parse_int)``: the function
+            return value_type(walk, value.args[0], None)
         chain = chain_of(value.func)
         if UNKNOWN not in chain and SUPER not in chain:
             return walk.rewrite_self(chain), False
@@ -294,4 +315,14 @@ def _value_type(
         chain = chain_of(value)
         if UNKNOWN not in chain and SUPER not in chain and CALL not in chain:
             return walk.rewrite_self(chain), True
+    elif isinstance(value, ast.Lambda):
+        return (lambda_local(value),), True  # the lambda itself, a definition of this scope
+    elif isinstance(value, (ast.BinOp, ast.UnaryOp)):
+        # ``c = a + b``: what ``a.__add__`` returns (nothing, unless a's class defines it)
+        operand = value.left if isinstance(value, ast.BinOp) else value.operand
+        method = implicit.operator_method(value)
+        if method and type(operand) in (ast.Name, ast.Attribute):
+            chain = chain_of(operand)
+            if UNKNOWN not in chain and SUPER not in chain and CALL not in chain:
+                return (*walk.rewrite_self(chain), method), False
     return (), False

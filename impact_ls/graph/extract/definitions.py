@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from impact_ls.graph.extract.bindings import value_type
 from impact_ls.graph.extract.pytest_items import (
     class_usefixtures,
     function_kind,
@@ -23,14 +24,16 @@ from impact_ls.graph.extract.syntax import (
     chain_of,
     docstring,
     dotted,
+    lambda_local,
     main_type,
     params_of,
     span_of,
 )
-from impact_ls.graph.extract.walker import new_dynamic, new_type_ref
+from impact_ls.graph.extract.walker import new_assign, new_dynamic, new_type_ref
 from impact_ls.graph.facts import (
     CALL,
     DECORATED,
+    DEFAULT,
     ITEM,
     SUPER,
     UNKNOWN,
@@ -39,9 +42,10 @@ from impact_ls.graph.facts import (
     Request,
     TypeHint,
 )
-from impact_ls.model import ArgShape, DynamicKind, NodeKind, Param, Span
+from impact_ls.model import ArgShape, DynamicKind, NodeKind, Param, ParamKind, Span
 
 _ONE = ArgShape(positional=1)
+MAX_RETURN_OPTIONS = 4
 
 if TYPE_CHECKING:
     from impact_ls.graph.extract.walker import Walker
@@ -59,6 +63,7 @@ def visit_def(walk: Walker, node: _Function) -> None:
     params = params_of(node.args)
     walk.visit_all(node.args.defaults)
     walk.visit_all(node.args.kw_defaults)
+    _record_defaults(walk, node)
     qualname = walk.qual(node.name)
     kind, requests = function_kind(walk, node, marks, params)
     param_types, returns = _annotations(walk, node, params, qualname)
@@ -75,6 +80,7 @@ def visit_def(walk: Walker, node: _Function) -> None:
     wrapped = isinstance(node, ast.AsyncFunctionDef) or any(
         d.rsplit(".", 1)[-1].endswith("contextmanager") for d in marks.decorators
     )
+    options = () if returns or wrapped else _return_options(scope)
     walk.defs.append(
         DefFact(
             qualname=qualname,
@@ -88,7 +94,8 @@ def visit_def(walk: Walker, node: _Function) -> None:
             params=tuple(p for p, _ in params),
             param_types=tuple(param_types),
             returns=returns,
-            returns_value=() if returns or wrapped else _agreed_return(scope),
+            returns_value=options[0] if len(options) == 1 else (),
+            returns_options=options if len(options) > 1 else (),
             decorators=tuple(marks.decorators),
             strings=tuple(scope.strings),
             test_id=test_id(walk.file, qualname) if kind is NodeKind.TEST else None,
@@ -186,6 +193,80 @@ def visit_decorator(walk: Walker, deco: ast.expr, decorated: str) -> None:
     walk.visit(deco)
 
 
+def visit_lambda(walk: Walker, node: ast.Lambda) -> None:
+    """``lambda``: a function of its own (a node), its body's calls its own; its defaults are
+    evaluated by the enclosing scope. Named ``<lambda:LINE:COL>`` until the walk ends
+    (``Walker.result`` renames it ``<lambda>`` or ``<lambda:LINE>`` once its siblings are known)."""
+    walk.visit_all(node.args.defaults)
+    walk.visit_all(node.args.kw_defaults)
+    params = params_of(node.args)
+    outer = walk.scope
+    local = lambda_local(node)
+    outer.bound.add(local)  # so that a use of it here is of this definition
+    outer.defined.add(local)
+    qualname = walk.qual(local)
+    scope = Scope(qualname, is_class=False, is_function=True)
+    for param, _ in params:
+        scope.bound.add(param.name)
+        scope.params.add(param.name)
+    walk.scopes.append(scope)
+    body = node.body
+    if isinstance(body, (ast.Call, ast.Name, ast.Attribute)):
+        found = chain_of(body)
+        scope.returns.append(None if found[0] in (UNKNOWN, SUPER) else walk.rewrite_self(found))
+    walk.visit(body)
+    walk.close_scope(scope)
+    walk.scopes.pop()
+    walk.lambdas.append((outer.qualname, local))
+    span = span_of(node)
+    options = _return_options(scope)
+    walk.defs.append(
+        DefFact(
+            qualname=qualname,
+            kind=NodeKind.FUNCTION,
+            span=span,
+            name_span=span,
+            signature=_lambda_header(params),
+            params=tuple(p for p, _ in params),
+            returns_value=options[0] if len(options) == 1 else (),
+            returns_options=options if len(options) > 1 else (),
+            strings=tuple(scope.strings),
+        )
+    )
+
+
+def _lambda_header(params: list[tuple[Param, ast.arg]]) -> str:
+    names = []
+    for param, _ in params:
+        prefix = "**" if param.kind is ParamKind.VAR_KEYWORD else ""
+        prefix = "*" if param.kind is ParamKind.VAR_POSITIONAL else prefix
+        names.append(f"{prefix}{param.name}")
+    return f"lambda {', '.join(names)}:" if names else "lambda:"
+
+
+def _record_defaults(walk: Walker, node: _Function) -> None:
+    """The defaults that may be code or typed objects (``key=identity``, ``log=Console()``,
+    ``on_error=lambda e: ...``), assigned in the enclosing scope, which evaluates them."""
+    args = node.args
+    if not args.defaults and not args.kw_defaults:
+        return
+    positional = [*args.posonlyargs, *args.args]
+    pairs: list[tuple[ast.arg, ast.expr | None]] = list(
+        zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)
+    )
+    pairs.extend(zip(args.kwonlyargs, args.kw_defaults, strict=True))
+    scope = walk.scope
+    for arg, default in pairs:
+        if default is None or type(default) is ast.Constant:
+            continue
+        chain, alias = value_type(walk, default, None)
+        if chain:
+            target = (node.name, DEFAULT, arg.arg)
+            walk.assigns.append(
+                new_assign(scope.qualname, target, chain, span_of(default), False, alias)
+            )
+
+
 def _decorated_by(walk: Walker, node: _Function) -> Chain:
     chain = decorated_by(node)
     return walk.rewrite_self(chain) if chain else ()
@@ -210,15 +291,28 @@ def visit_return(walk: Walker, node: ast.Return) -> None:
     """``return``: the chain a function gives, when it is one that can be followed."""
     scope = walk.scope
     if scope.is_function:
-        value = node.value
-        chain: Chain | None = None
-        if isinstance(value, (ast.Call, ast.Name, ast.Attribute)):
-            found = chain_of(value)
-            if found[0] not in (UNKNOWN, SUPER):
-                chain = walk.rewrite_self(found)
-        scope.returns.append(chain)
+        _returned(walk, scope, node.value)
     if node.value is not None:
         walk.visit(node.value)
+
+
+def _returned(walk: Walker, scope: Scope, value: ast.expr | None) -> None:
+    """What one ``return`` gives, into ``scope.returns``: a chain, ``()`` for ``None``, or
+    ``None`` when it cannot be followed; both arms of ``a if c else b``."""
+    if type(value) is ast.IfExp:
+        _returned(walk, scope, value.body)
+        _returned(walk, scope, value.orelse)
+        return
+    chain: Chain | None = None
+    if value is None or (type(value) is ast.Constant and value.value is None):
+        chain = ()
+    elif isinstance(value, (ast.Call, ast.Name, ast.Attribute)):
+        found = chain_of(value)
+        if found[0] not in (UNKNOWN, SUPER):
+            chain = walk.rewrite_self(found)
+    elif type(value) is ast.Lambda:
+        chain = (lambda_local(value),)
+    scope.returns.append(chain)
 
 
 def visit_yield(walk: Walker, node: ast.Yield | ast.YieldFrom) -> None:
@@ -286,16 +380,20 @@ def _annotations(
     return param_types, returns
 
 
-def _agreed_return(scope: Scope) -> Chain:
-    """The one chain every ``return`` of the function gives, if it starts from no local other
-    than a function or class defined in it (``return wrapper`` of a decorator)."""
-    if not scope.returns:
-        return ()
-    first = scope.returns[0]
-    if first is None or any(r != first for r in scope.returns):
-        return ()
-    head = first[0]
-    local = head in scope.bound and head not in scope.globals and head not in scope.defined
-    if head not in ("self", "cls") and local:
-        return ()  # ``s = Session(); return s``: the local's type lives in the body, not here
-    return first
+def _return_options(scope: Scope) -> tuple[Chain, ...]:
+    """The chains the ``return``s give (``return None`` left out), when each can be followed
+    and starts from no local other than a function or class defined in the function."""
+    options: list[Chain] = []
+    for chain in scope.returns:
+        if chain is None:
+            return ()
+        if not chain or chain in options:
+            continue
+        head = chain[0]
+        local = head in scope.bound and head not in scope.globals and head not in scope.defined
+        if head not in ("self", "cls") and local:
+            return ()  # ``s = Session(); return s``: the local's type lives in the body
+        options.append(chain)
+        if len(options) > MAX_RETURN_OPTIONS:
+            return ()
+    return tuple(options)

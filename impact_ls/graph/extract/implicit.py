@@ -75,6 +75,13 @@ BUILTIN_DUNDERS: dict[str, str] = {
 }
 
 
+def operator_method(node: ast.BinOp | ast.UnaryOp) -> str:
+    """The special method of the left (or only) operand that an operator calls first."""
+    if type(node) is ast.BinOp:
+        return _BINARY[type(node.op)][0]
+    return _UNARY.get(type(node.op), "")  # ``not x`` gives a bool: no method of x's
+
+
 def record(walk: Walker, expr: ast.expr, dunder: str, span: Span, args: ArgShape) -> None:
     """An implicit call of ``expr.<dunder>(…)`` in the current scope."""
     chain = chain_of(expr)

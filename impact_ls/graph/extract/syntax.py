@@ -75,6 +75,12 @@ def chain_of(expr: ast.expr, inner: list[ast.expr] | None = None) -> Chain:
     return tuple(parts)
 
 
+def lambda_local(node: ast.Lambda) -> str:
+    """The name a lambda has while its file is walked: unique in the file, renamed by
+    ``Walker.result`` once the lambdas beside it are known."""
+    return f"<lambda:{node.lineno}:{node.col_offset}>"
+
+
 def dotted(expr: ast.expr) -> str:
     """``expr`` as a dotted name without call marks (``a.b().c`` → ``a.b.c``)."""
     return ".".join(p for p in chain_of(expr) if p != CALL)

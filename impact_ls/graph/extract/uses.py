@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from impact_ls.graph.extract import bindings, implicit
 from impact_ls.graph.extract.scopes import CallUse
-from impact_ls.graph.extract.syntax import arg_shape, chain_of, span_of
+from impact_ls.graph.extract.syntax import arg_shape, chain_of, lambda_local, span_of
 from impact_ls.graph.extract.walker import BUILTINS, new_dynamic
 from impact_ls.graph.facts import CALL, ITEM, SUPER, UNKNOWN, AccessKind, Chain
 from impact_ls.model import DynamicKind
@@ -46,6 +46,9 @@ def visit_call(walk: Walker, node: ast.Call) -> None:
     inner: list[ast.expr] = []
     if type(func) is _NAME:
         chain: Chain = (func.id,)
+    elif type(func) is ast.Lambda:  # ``(lambda: x)()``: a call of the lambda defined here
+        chain = (lambda_local(func),)
+        inner.append(func)
     else:
         chain = chain_of(func, inner)
     head = chain[0]
@@ -123,9 +126,11 @@ def _value_chain(walk: Walker, arg: ast.expr) -> Chain | None:
         return walk.rewrite_self((name,)) if scope.is_function else (name,)
     if type(arg) is ast.Attribute:
         chain = chain_of(arg)
-        if chain[0] in (UNKNOWN, SUPER) or CALL in chain:
+        if chain[0] in (UNKNOWN, SUPER):
             return None
         return walk.rewrite_self(chain) if walk.scopes[-1].is_function else chain
+    if type(arg) is ast.Lambda:
+        return (lambda_local(arg),)
     return None
 
 

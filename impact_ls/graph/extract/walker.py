@@ -12,6 +12,7 @@ import ast
 import builtins
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from impact_ls.graph.extract.scopes import AccessUse, CallUse, Scope, Use
@@ -91,6 +92,7 @@ class Walker:
         "handlers",
         "imports",
         "is_test_file",
+        "lambdas",
         "line_count",
         "scopes",
         "skip_strings",
@@ -113,6 +115,8 @@ class Walker:
         self.type_refs: list[TypeRefFact] = []
         self.imports: list[ImportFact] = []
         self.dynamic: list[DynamicFact] = []
+        # (enclosing scope, walk-time name) of every lambda, for ``result`` to rename
+        self.lambdas: list[tuple[str, str]] = []
         self.constants: list[str] = []
         self.constant_set: set[str] = set()
         self.all_names: list[str] | None = None
@@ -322,6 +326,8 @@ class Walker:
 
     def result(self, *, module: str, is_package: bool, parse_error: str | None) -> FileFacts:
         """The frozen facts of the walk, uses settled and filtered."""
+        if self.lambdas:
+            self.rename_lambdas()
         module_scope = self.scopes[0] if self.scopes else None
         bound_here = self.constant_set | (module_scope.bound if module_scope else set())
         calls = tuple(
@@ -357,6 +363,70 @@ class Walker:
             strings=tuple(module_scope.strings) if module_scope else (),
             parse_error=parse_error,
         )
+
+    def rename_lambdas(self) -> None:
+        """Give each lambda its final name: ``<lambda>`` when it is the only one of its scope,
+        else ``<lambda:LINE>`` (``<lambda:LINE:COL>`` when two share a line), in every fact
+        that names it: definitions, the scopes of uses, and chains (assigned or passed)."""
+        by_scope: dict[str, list[str]] = {}
+        for scope, local in self.lambdas:
+            by_scope.setdefault(scope, []).append(local)
+        names: dict[str, str] = {}
+        for locals_ in by_scope.values():
+            if len(locals_) == 1:
+                names[locals_[0]] = "<lambda>"
+                continue
+            lines = [local.rsplit(":", 1)[0] for local in locals_]
+            for local, line in zip(locals_, lines, strict=True):
+                names[local] = f"{line}>" if lines.count(line) == 1 else local
+        rename = _Renamer(names)
+        for use in (*self.calls, *self.accesses):
+            use.scope = rename.qual(use.scope)
+        for call in self.calls:
+            call.chain = rename.chain(call.chain)  # ``(lambda: x)()``
+            if call.values:
+                call.values = tuple((k, rename.chain(c)) for k, c in call.values)
+        self.defs = [
+            replace(
+                d,
+                qualname=rename.qual(d.qualname),
+                returns_value=rename.chain(d.returns_value),
+                returns_options=tuple(map(rename.chain, d.returns_options)),
+            )
+            if "<lambda:" in d.qualname
+            or "<lambda:" in "".join(d.returns_value)
+            or any("<lambda:" in c[0] for c in d.returns_options)
+            else d
+            for d in self.defs
+        ]
+        self.assigns = [
+            replace(a, scope=rename.qual(a.scope), value=rename.chain(a.value))
+            if "<lambda:" in a.scope or "<lambda:" in a.value[0]
+            else a
+            for a in self.assigns
+        ]
+        self.type_refs = [replace(t, scope=rename.qual(t.scope)) for t in self.type_refs]
+        self.dynamic = [replace(d, scope=rename.qual(d.scope)) for d in self.dynamic]
+
+
+class _Renamer:
+    """Qualnames and chains with walk-time lambda names replaced by final ones."""
+
+    __slots__ = ("names",)
+
+    def __init__(self, names: dict[str, str]) -> None:
+        self.names = names
+
+    def qual(self, qualname: str) -> str:
+        if "<lambda:" not in qualname:
+            return qualname
+        names = self.names
+        return ".".join([names.get(part, part) for part in qualname.split(".")])
+
+    def chain(self, chain: Chain) -> Chain:
+        if not chain or "<lambda:" not in chain[0]:
+            return chain
+        return (self.names.get(chain[0], chain[0]), *chain[1:])
 
 
 def _add_words(scope: Scope, value: str) -> None:

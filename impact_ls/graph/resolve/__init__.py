@@ -17,7 +17,7 @@ fixture typed by what it returns; ``tests`` edges from a test to what it and its
 
 Where the receiver or module is known but the member is not (a deleted function), the edge still
 points at the would-be qualname — a dangling target — so the deleted definition finds its users.
-An attribute call on a receiver of unknown type links to every same-named function or method,
+An attribute call on a receiver of unknown type links to every same-named method,
 marked ``name_matched``; more than ``MAX_NAME_CANDIDATES`` candidates link to none.
 
 Every read of another file goes through ``Project``, which records it: the builder re-resolves a

@@ -10,18 +10,30 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from impact_ls.graph.facts import CALL, DECORATED, ITEM, SUPER, UNKNOWN, CallFact, Chain, DefFact
+from impact_ls.graph.facts import (
+    CALL,
+    DECORATED,
+    ITEM,
+    SUPER,
+    UNKNOWN,
+    AccessKind,
+    CallFact,
+    Chain,
+    DefFact,
+)
 from impact_ls.graph.fastinit import fast_init
 from impact_ls.graph.resolve import import_edges, pytest_edges
 from impact_ls.graph.resolve.evaluate import BUILTINS, Evaluator
 from impact_ls.graph.resolve.fileinfo import FileInfo, Project
-from impact_ls.graph.resolve.values import OWNERS, USABLE, Kind, Value, scope_chain
+from impact_ls.graph.resolve.values import OWNERS, USABLE, Kind, Value, scope_chain, union
 from impact_ls.model import ArgShape, Edge, EdgeKind, NodeKind, QualName, Span
 
 MAX_NAME_CANDIDATES = 16
 _CALLABLE_KINDS = frozenset({NodeKind.FUNCTION, NodeKind.METHOD, NodeKind.FIXTURE})
 _TYPE_REF_KINDS = frozenset({Kind.CLASS, Kind.FUNCTION, Kind.FIELD, Kind.DANGLING})
 _CALL_KINDS = (EdgeKind.CALL, EdgeKind.INSTANTIATE)
+# what a field may hold that calling it calls (never a field again: no chains of guesses)
+_HELD_CALLABLES = frozenset({Kind.FUNCTION, Kind.CLASS, Kind.INSTANCE, Kind.UNION})
 # the builtins that call a function they are given
 _CALLING_BUILTINS = frozenset({"map", "filter", "sorted", "min", "max", "iter", "property"})
 _NOT_A_CLASS = DefFact(qualname="", kind=NodeKind.MODULE, span=Span(line=0), name_span=Span(line=0))
@@ -65,6 +77,14 @@ def _may_name_code(info: FileInfo, scope: str, head: str) -> bool:
     if head in ("self", "cls") or head in info.top or head in info.top_imports:
         return True
     return any(f"{s}.{head}" in info.defs for s in scope_chain(scope) if s)
+
+
+def _through_instance(owner: Value) -> bool:
+    """Whether an attribute of ``owner`` is looked up on an instance (where a property runs)."""
+    if owner.kind in (Kind.INSTANCE, Kind.SUPER):
+        return True
+    held = owner.of
+    return owner.kind == Kind.FIELD and held is not None and held.kind == Kind.INSTANCE
 
 
 def _unique(edges: Iterable[Edge]) -> list[Edge]:
@@ -111,8 +131,14 @@ class FileResolver:
                 # a test's ``tests`` edges name units of the project, not installed packages
                 if edge.kind in _CALL_KINDS and edge.target not in self.external_targets:
                     calls_by_scope.setdefault(call.scope, []).append(edge)
+        descriptors = self._defined("__get__") or self._defined("__set__")
         for access in info.facts.accesses:
-            self._access(info, access.scope, access.chain, access.span, access.head_local)
+            target = self._access(info, access.scope, access.chain, access.span, access.head_local)
+            if descriptors and target is not None:
+                method = "__get__" if access.access is AccessKind.READ else "__set__"
+                called = self.values.descriptor_method(target, method)
+                if called is not None:
+                    self.add(EdgeKind.CALL, info.qual(access.scope), called.qual, access.span)
         for ref in info.facts.type_refs:
             val = self.values.global_chain(info, ref.chain, ref.scope)
             if val.kind in _TYPE_REF_KINDS:
@@ -202,6 +228,9 @@ class FileResolver:
             if chain[0] in (UNKNOWN, SUPER):
                 return []
             target = self.values.head(info, call.scope, chain[0], call.head_local, call.span.line)
+            if chain[0] == "cls" and target.kind == Kind.CLASS:
+                # ``cls(...)`` in a classmethod makes the class it is called on: any subclass
+                target = union([target, *self.values.subclasses(target)])
             return self._edges_to(info.qual(call.scope), target, call)
         name = chain[-1]
         special = _is_dunder(name)
@@ -227,9 +256,6 @@ class FileResolver:
         if receiver.kind == Kind.UNKNOWN or (receiver.kind == Kind.FIELD and receiver.of is None):
             return self._name_matched(source, name, call)
         target = self._dispatched(chain, receiver, name)
-        if target.kind == Kind.FIELD:
-            # calling a field (a stored callable): the read is what we can vouch for
-            return [self.edge(EdgeKind.CLASS_MEMBER, source, target.qual, call.span)]
         return self._edges_to(source, target, call)
 
     def _receiver(self, info: FileInfo, call: CallFact) -> Value:
@@ -265,6 +291,8 @@ class FileResolver:
                 return values.property_value(found) if found.kind == Kind.FUNCTION else found
             if chain[0] == SUPER:
                 return values.super_dispatch(klass, name)
+        if len(chain) == 2 and chain[0] == "cls" and receiver.kind == Kind.CLASS:
+            return values.dispatch(receiver, name)  # ``cls.loader()``: each subclass's own
         return values.step(receiver, name)
 
     def _special(self, source: QualName, receiver: Value, name: str, call: CallFact) -> list[Edge]:
@@ -279,6 +307,10 @@ class FileResolver:
         for candidate in _FALLBACKS.get(name, (name,)):
             target = self.values.step(receiver, candidate)
             if target.kind == Kind.FUNCTION:
+                return [self.edge(EdgeKind.CALL, source, target.qual, call.span, call.args)]
+            if receiver.kind == Kind.SUPER and target.kind == Kind.EXTERNAL and target.module:
+                # ``super().__init__(…)`` into an installed base class: its dotted name
+                self.external_targets.add(target.qual)
                 return [self.edge(EdgeKind.CALL, source, target.qual, call.span, call.args)]
         return []
 
@@ -307,7 +339,12 @@ class FileResolver:
                 out.append(self.edge(EdgeKind.CALL, source, target.qual, call.span, call.args))
             out.extend(self._handed_over(self.info, call))
         elif target.kind == Kind.FIELD:
+            # calling a field: the read, and a call of what its assignment stored there (a
+            # function, a class, a lambda, a bound method, an instance with ``__call__``)
             out.append(self.edge(EdgeKind.CLASS_MEMBER, source, target.qual, call.span))
+            held = target.of
+            if held is not None and held.kind in _HELD_CALLABLES:
+                out.extend(self._edges_to(source, held, call))
         return out
 
     def _handed_over(self, info: FileInfo, call: CallFact) -> list[Edge]:
@@ -372,30 +409,58 @@ class FileResolver:
             val = values.step(owner, part)
             if record and owner.kind in OWNERS and val.kind in USABLE:
                 self.add(EdgeKind.CLASS_MEMBER, source, val.qual, span)
+                if _through_instance(owner) and values.is_property(val):
+                    self.add(EdgeKind.CALL, source, val.qual, span)  # the getter runs
         return val
 
     def _access(
         self, info: FileInfo, scope: str, chain: Chain, span: Span, head_local: bool
-    ) -> None:
+    ) -> Value | None:
+        """The edges of one access; the field it reaches through an instance, if it does."""
         if len(chain) == 1:
             val = self.values.global_head(info, chain[0])
             if val.kind in USABLE:
                 self.add(EdgeKind.CLASS_MEMBER, info.qual(scope), val.qual, span)
-            return
+            return None
         owner = self._walk(info, scope, chain[:-1], head_local, span)
         if owner.kind not in OWNERS:
-            return
+            return None
         target = self.values.step(owner, chain[-1])
-        if target.kind in USABLE:
-            self.add(EdgeKind.CLASS_MEMBER, info.qual(scope), target.qual, span)
+        if target.kind not in USABLE:
+            return None
+        self.add(EdgeKind.CLASS_MEMBER, info.qual(scope), target.qual, span)
+        if not _through_instance(owner):
+            return None
+        if self.values.is_property(target):
+            # a read runs the getter, a write the setter, ``del`` the deleter: one node
+            self.add(EdgeKind.CALL, info.qual(scope), target.qual, span)
+        return target if target.kind == Kind.FIELD else None
+
+    def _set_names(self, local: str, d: DefFact) -> None:
+        """Creating a class calls ``__set_name__`` of each descriptor its body assigns: from the
+        scope that holds the ``class`` statement."""
+        info = self.info
+        for name in d.attributes:
+            rows = info.assigns.get((local, (name,)))
+            if not rows:
+                continue
+            held = self.values.assigned_type(info, local, (name,), None)
+            if held is None or held.kind != Kind.INSTANCE:
+                continue
+            hook = self.values.member(Value(Kind.CLASS, held.module, held.local), "__set_name__")
+            if hook.kind == Kind.FUNCTION:
+                self.add(EdgeKind.CALL, info.qual(d.parent), hook.qual, rows[0].span)
 
     def _structure(self) -> None:
         """``contains`` for every definition, ``inherit`` for bases, ``override`` for methods."""
         info = self.info
         values = self.values
+        set_name = self._defined("__set_name__")
         for local, d in info.defs.items():
             self.add(EdgeKind.CONTAINS, info.qual(d.parent), info.qual(local), d.name_span)
             if d.kind is NodeKind.CLASS:
+                if set_name and d.attributes:
+                    self._set_names(local, d)
                 for chain, span in zip(d.bases, d.base_spans, strict=False):
                     base = values.global_chain(info, chain, d.parent)
                     if base.kind in (Kind.CLASS, Kind.DANGLING):
@@ -403,7 +468,7 @@ class FileResolver:
             elif d.in_class and d.kind in _CALLABLE_KINDS:
                 owner = Value(Kind.CLASS, info.module, d.parent)
                 for klass in values.mro_of(owner)[1:]:
-                    found = values.own_member(klass, d.name)
+                    found = values.own_method(klass, d.name)
                     if found is not None and found.kind == Kind.FUNCTION:
                         self.add(EdgeKind.OVERRIDE, info.qual(local), found.qual, d.name_span)
                         break

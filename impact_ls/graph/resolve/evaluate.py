@@ -14,6 +14,7 @@ import builtins
 from impact_ls.graph.facts import (
     CALL,
     DECORATED,
+    DEFAULT,
     ITEM,
     SUPER,
     UNKNOWN,
@@ -63,6 +64,7 @@ class Evaluator(Symbols):
         self._dispatch: dict[tuple[str, str, str], Value] = {}
         self._external_bases: dict[tuple[str, str], list[Value]] = {}
         self._callers: dict[QualName, list[tuple[CallFact, int]]] | None = None
+        self._fields: dict[tuple[str, str, str], Value | None] = {}
 
     def class_def(self, klass: Value) -> tuple[FileInfo, DefFact] | None:
         """The file and definition of a project class, if ``klass`` is one."""
@@ -126,6 +128,20 @@ class Evaluator(Symbols):
             return Value(Kind.FIELD, klass.module, local, self.field_type(info, klass.local, name))
         return None
 
+    def own_method(self, klass: Value, name: str) -> Value | None:
+        """``name`` when ``klass`` itself defines it by ``def`` (what it is bound to, after its
+        decorator), else ``None``: ``own_member`` without typing a field (overrides ask this
+        of every base of every method)."""
+        found = self.class_def(klass)
+        if found is None:
+            return None
+        info, _ = found
+        d = info.members.get(klass.local, {}).get(name)
+        if d is None or d.kind is NodeKind.CLASS:
+            return None
+        val = Value(Kind.FUNCTION, klass.module, d.qualname)
+        return self.decorated_value(info, d, val) if d.decorated_by else val
+
     def member(self, klass: Value, name: str, *, skip_self: bool = False) -> Value:
         """``name`` looked up along the MRO; the would-be ``Class.name`` when nothing defines it."""
         key = (klass.module, klass.local, name, skip_self)
@@ -165,31 +181,50 @@ class Evaluator(Symbols):
         return out
 
     def field_type(self, info: FileInfo, class_local: str, name: str) -> Value | None:
-        """The type of ``Class.name`` from a class-level or ``self.name`` typed assignment."""
-        typed = self.assigned_type(info, class_local, (name,), None)
-        if typed is not None:
-            return typed
+        """The type of ``Class.name``: what any class-level or ``self.name`` typed assignment of
+        the class gives it (their union: a field holds whatever one of them stored)."""
+        key = (info.facts.file, class_local, name)
+        if key in self._fields:
+            return self._fields[key]
+        self._fields[key] = None  # cycle guard: ``self.a = self.a.b``
+        found = [
+            self._row_type(info, class_local, row)
+            for row in info.assigns.get((class_local, (name,)), ())
+        ]
+        target = ("self", name)
         for member in info.members.get(class_local, {}).values():
             if member.kind is NodeKind.CLASS:
                 continue
-            typed = self.assigned_type(info, member.qualname, ("self", name), None)
-            if typed is not None:
-                return typed
-        return None
+            for row in info.assigns.get((member.qualname, target), ()):
+                found.append(self._row_type(info, member.qualname, row))
+        typed = _known(found)
+        if not self._evaluating:
+            self._fields[key] = typed
+        else:
+            del self._fields[key]
+        return typed
 
     def assigned_type(
         self, info: FileInfo, scope: str, target: Chain, line: int | None
     ) -> Value | None:
-        """The instance type given to ``target`` in ``scope`` by the latest typed assignment."""
+        """The instance type given to ``target`` in ``scope`` by the latest typed assignment
+        (by each of them when several share its line: ``x = f if c else g``)."""
         rows = info.assigns.get((scope, target))
         if not rows:
             return None
-        chosen = rows[0]
+        at = rows[0].span.line
         if line is not None:
             for row in rows:
                 if row.span.line <= line:
-                    chosen = row
-        key = (info.facts.file, scope, target, chosen.span.line)
+                    at = row.span.line
+        chosen = [row for row in rows if row.span.line == at]
+        if len(chosen) == 1:
+            return self._row_type(info, scope, chosen[0])
+        return _known([self._row_type(info, scope, row) for row in chosen])
+
+    def _row_type(self, info: FileInfo, scope: str, row: AssignFact) -> Value | None:
+        """What one typed assignment gives its target."""
+        key = _row_key(info, scope, row)
         outermost = not self._evaluating
         if outermost and key in self._assigned:
             return self._assigned[key]
@@ -197,13 +232,13 @@ class Evaluator(Symbols):
             return None  # ``self.a = self.a`` and friends
         self._evaluating.add(key)
         try:
-            val = self.evaluate(info, scope, chosen.value, chosen.span.line - 1)
+            val = self.evaluate(info, scope, row.value, row.span.line - 1)
         finally:
             self._evaluating.discard(key)
-        if chosen.alias:
+        if row.alias:
             typed = None if val.kind in UNTYPED else val
         else:
-            typed = self.instance_of(info, val, annotated=chosen.annotated)
+            typed = self.instance_of(info, val, annotated=row.annotated)
         if outermost:
             # only a value evaluated with no cycle guard up is the same wherever it is asked
             self._assigned[key] = typed
@@ -234,6 +269,12 @@ class Evaluator(Symbols):
         key = (*container, ITEM)
         for s in (*function_scopes(info, scope), ""):
             rows.extend((s, row) for row in info.assigns.get((s, key), ()))
+        if len(container) == 1 and val.kind == Kind.FIELD and info is self.info:
+            # a global of this file: what any function of it adds (``HOOKS.append(f)``); only
+            # this file's (another file's function bodies are not in what this one may read)
+            for row in info.elements.get(key, ()):
+                if (row.scope, row) not in rows and not _is_local(info, row.scope, container[0]):
+                    rows.append((row.scope, row))
         if container[0] == "self" and len(container) == 2:
             klass = enclosing_class(info, scope)
             if klass is not None:
@@ -244,7 +285,7 @@ class Evaluator(Symbols):
                     )
         found = []
         for s, row in rows:
-            guard = (info.facts.file, s, row.target, row.span.line)
+            guard = _row_key(info, s, row)
             if guard in self._evaluating or len(self._evaluating) > MAX_DEPTH:
                 continue
             self._evaluating.add(guard)
@@ -293,27 +334,34 @@ class Evaluator(Symbols):
         if d.returns:
             val = self.global_chain(target, d.returns, d.parent)
             return self.instance_of(target, val, annotated=True)
-        if not d.returns_value:
+        chains = (d.returns_value,) if d.returns_value else d.returns_options
+        if not chains:
             return None
         key = (target.facts.file, d.qualname, ("return",), 0)
         if key in self._evaluating or len(self._evaluating) > MAX_DEPTH:
             return None  # mutual recursion: ``a`` returns ``b()`` returns ``a()``
         self._evaluating.add(key)
         try:
-            chain = d.returns_value
-            nested = target.defs.get(f"{d.qualname}.{chain[0]}")
-            if chain[0] in ("self", "cls"):
-                val = self.head(target, d.qualname, chain[0], False, d.span.line)
-            elif nested is not None:  # ``return wrapper``: a function or class defined inside
-                kind = Kind.CLASS if nested.kind is NodeKind.CLASS else Kind.FUNCTION
-                val = Value(kind, target.module, nested.qualname)
-            else:  # no other local (extraction made sure): a module-level name
-                val = self.global_chain(target, chain[:1], d.parent)
-            for part in chain[1:]:
-                val = self.called(val) if part == CALL else self.step(val, part)
+            found = [self._returned(target, d, chain) for chain in chains]
         finally:
             self._evaluating.discard(key)
-        return None if val.kind in UNTYPED else val
+        if any(v.kind in UNTYPED for v in found):
+            return None  # one way out is unknown: a partial union would hide it
+        return union(found)
+
+    def _returned(self, target: FileInfo, d: DefFact, chain: Chain) -> Value:
+        """What one ``return`` chain of ``d`` evaluates to."""
+        nested = target.defs.get(f"{d.qualname}.{chain[0]}")
+        if chain[0] in ("self", "cls"):
+            val = self.head(target, d.qualname, chain[0], False, d.span.line)
+        elif nested is not None:  # ``return wrapper``: a function or class defined inside
+            kind = Kind.CLASS if nested.kind is NodeKind.CLASS else Kind.FUNCTION
+            val = Value(kind, target.module, nested.qualname)
+        else:  # no other local (extraction made sure): a module-level name
+            val = self.global_chain(target, chain[:1], d.parent)
+        for part in chain[1:]:
+            val = self.called(val) if part == CALL else self.step(val, part)
+        return val
 
     def global_chain(self, info: FileInfo, chain: Chain, scope: str) -> Value:
         """Evaluate a chain whose head is a module-level name (bases, annotations, types)."""
@@ -348,8 +396,8 @@ class Evaluator(Symbols):
                     return UNKNOWN_VALUE
                 # a plain function's parameter named ``self`` (one set on a class later)
                 local = self.local(info, scope, head, line)
-                if local.kind != Kind.UNKNOWN or head_local:
-                    return local
+                if local.kind != Kind.UNKNOWN or head_local or _is_param(info, scope, head):
+                    return local  # unknown, not the module's: ``def describe(self)`` in a class
                 return self.global_head(info, head)
             val = Value(Kind.CLASS, info.module, klass)
             if head == "self":
@@ -430,6 +478,31 @@ class Evaluator(Symbols):
             return external_member(val, attr)
         return UNKNOWN_VALUE
 
+    def is_property(self, val: Value) -> bool:
+        """Whether ``val`` is a field read through a ``@property`` (or cached) getter."""
+        if val.kind != Kind.FIELD:
+            return False
+        info = self.info_of(val.module)
+        d = info.defs.get(val.local) if info is not None else None
+        return d is not None and any(
+            deco.rsplit(".", 1)[-1] in PROPERTY_DECORATORS for deco in d.decorators
+        )
+
+    def descriptor_method(self, field: Value, method: str) -> Value | None:
+        """``method`` (``__get__``, ``__set__``, ``__delete__``) of the descriptor a class
+        attribute holds (``price = Positive()`` in the class body), when its class defines it."""
+        if field.kind != Kind.FIELD:
+            return None
+        class_local, _, name = field.local.rpartition(".")
+        info = self.info_of(field.module) if class_local else None
+        if info is None or (class_local, (name,)) not in info.assigns:
+            return None
+        held = self.assigned_type(info, class_local, (name,), None)
+        if held is None or held.kind != Kind.INSTANCE:
+            return None
+        target = self.member(Value(Kind.CLASS, held.module, held.local), method)
+        return target if target.kind == Kind.FUNCTION else None
+
     def property_value(self, member: Value) -> Value:
         """A ``@property`` read through an instance is a field holding what the getter returns."""
         info = self.info_of(member.module)
@@ -460,6 +533,9 @@ class Evaluator(Symbols):
         Only this file's call sites are read (another file's would make this file's edges depend
         on every caller's text); a parameter no call here passes a known value stays unknown.
         """
+        if info is not self.info:
+            # another file's parameter: its callers' text is not part of what this file may read
+            return UNKNOWN_VALUE
         key = (d.qualname, name)
         found = self._params.get(key)
         if found is not None:
@@ -481,6 +557,9 @@ class Evaluator(Symbols):
                 at = int(where) + offset if where.isdigit() else -1
                 if where == name or (index >= 0 and at == index):
                     given.append(self.evaluate(info, call.scope, chain, call.span.line))
+        default = self.assigned_type(info, d.parent, (d.name, DEFAULT, name), None)
+        if default is not None:
+            given.append(default)
         found = self._params[key] = union(given)
         return found
 
@@ -597,11 +676,13 @@ class Evaluator(Symbols):
             return cached
         own = self.member(klass, name)
         result = own
-        if own.kind in (Kind.FUNCTION, Kind.DANGLING):
-            found = [own] if own.kind == Kind.FUNCTION else []
+        if own.kind in (Kind.FUNCTION, Kind.DANGLING, Kind.FIELD):
+            # a field a subclass assigns anew (``model = User``) is dispatched like a method
+            kinds = (Kind.FUNCTION, Kind.FIELD) if own.kind == Kind.FIELD else (Kind.FUNCTION,)
+            found = [own] if own.kind != Kind.DANGLING else []
             for sub in self.subclasses(klass):
                 target = self.member(sub, name)
-                if target.kind == Kind.FUNCTION:
+                if target.kind in kinds:
                     found.append(target)
             result = union(found) if found else own
         self._dispatch[key] = result
@@ -622,3 +703,29 @@ class Evaluator(Symbols):
                     found.append(defined)
                     break
         return union(found) if found else self.member(klass, name, skip_self=True)
+
+
+def _row_key(info: FileInfo, scope: str, row: AssignFact) -> tuple[str, str, Chain, int]:
+    """The memo and cycle-guard key of one assignment row (two may share a line and column:
+    ``x = f if c else g``; their values differ)."""
+    return (info.facts.file, scope, (*row.target, "=", *row.value), row.span.line)
+
+
+def _known(found: list[Value | None]) -> Value | None:
+    """The union of the values found, ``None`` when none is known."""
+    typed = union(v for v in found if v is not None)
+    return None if typed.kind == Kind.UNKNOWN else typed
+
+
+def _is_param(info: FileInfo, scope: str, name: str) -> bool:
+    """Whether ``name`` is a parameter of ``scope`` or of a function enclosing it."""
+    for s in function_scopes(info, scope):
+        d = info.defs.get(s)
+        if d is not None and any(p.name == name for p in d.params):
+            return True
+    return False
+
+
+def _is_local(info: FileInfo, scope: str, name: str) -> bool:
+    """Whether ``name`` is a parameter or typed local of ``scope`` (not the module's)."""
+    return (scope, (name,)) in info.assigns or _is_param(info, scope, name)

@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from impact_ls.graph.facts import AssignFact, Chain, DefFact, FileFacts, ImportFact
+from impact_ls.graph.facts import ITEM, AssignFact, Chain, DefFact, FileFacts, ImportFact
 from impact_ls.model import NodeKind, QualName
 
 
@@ -30,6 +30,8 @@ class FileInfo:
     stars: list[ImportFact] = field(default_factory=list)
     constants: frozenset[str] = frozenset()
     assigns: dict[tuple[str, Chain], list[AssignFact]] = field(default_factory=dict)
+    # what every scope puts into a container (``HOOKS.append(fn)``), by the container's chain
+    elements: dict[Chain, list[AssignFact]] = field(default_factory=dict)
     fixtures: dict[tuple[str, str], list[DefFact]] = field(default_factory=dict)
     autouse: dict[str, list[DefFact]] = field(default_factory=dict)
     quals: dict[str, QualName] = field(default_factory=dict)
@@ -82,6 +84,8 @@ def index_file(facts: FileFacts) -> FileInfo:
     info.constants = frozenset(facts.constants)
     for a in facts.assigns:
         info.assigns.setdefault((a.scope, a.target), []).append(a)
+        if a.target[-1] == ITEM and a.scope:
+            info.elements.setdefault(a.target, []).append(a)
     return info
 
 
@@ -102,6 +106,7 @@ def interface_of(info: FileInfo) -> tuple[object, ...]:
             d.bases,
             d.returns,
             d.returns_value,
+            d.returns_options,
             d.decorators,
             d.attributes,
             d.param_types,
@@ -161,10 +166,10 @@ class Project(Protocol):
         """The ``conftest.py`` directly in ``folder`` (``""`` = the root), if any."""
 
     def callables_named(self, name: str) -> list[QualName]:
-        """Every function or method named ``name``, sorted."""
+        """Every method named ``name`` (functions and fixtures defined in a class), sorted."""
 
     def defines_callable(self, name: str) -> bool:
-        """Whether some function or method is named ``name`` (``callables_named`` unsorted)."""
+        """Whether some method is named ``name`` (``callables_named`` unsorted)."""
 
     def classes_based_on(self, name: str) -> list[tuple[FileInfo, str]]:
         """Every class with a base spelled ``…name`` (its file and local qualname), sorted: the

@@ -90,11 +90,64 @@ def external_member(val: Value, attr: str) -> Value:
     return external(f"{val.module}.{attr}") if val.module else EXTERNAL_VALUE
 
 
+# what a few much-used standard-library functions and methods are documented to return (the
+# library's source is not read, so a call's result is otherwise unknown)
+_EXTERNAL_RETURNS: dict[str, str] = {
+    **dict.fromkeys(("re.match", "re.search", "re.fullmatch"), "re.Match"),
+    **dict.fromkeys(("re.Pattern.match", "re.Pattern.search", "re.Pattern.fullmatch"), "re.Match"),
+    "re.compile": "re.Pattern",
+    "logging.getLogger": "logging.Logger",
+    "logging.Logger.getChild": "logging.Logger",
+    **{
+        f"pathlib.Path.{name}": "pathlib.Path"
+        for name in (
+            "__truediv__",
+            "absolute",
+            "cwd",
+            "expanduser",
+            "home",
+            "joinpath",
+            "relative_to",
+            "resolve",
+            "with_name",
+            "with_suffix",
+        )
+    },
+    **{
+        f"datetime.datetime.{name}": "datetime.datetime"
+        for name in ("now", "utcnow", "fromtimestamp", "fromisoformat", "strptime", "combine")
+    },
+    "datetime.datetime.date": "datetime.date",
+    "datetime.date.today": "datetime.date",
+    "datetime.date.fromisoformat": "datetime.date",
+    "subprocess.run": "subprocess.CompletedProcess",
+}
+# standard-library classes not spelled in CapWords
+_LOWERCASE_CLASSES = frozenset(
+    {
+        "datetime.date",
+        "datetime.datetime",
+        "datetime.time",
+        "datetime.timedelta",
+        "datetime.timezone",
+        "collections.deque",
+        "collections.defaultdict",
+        "functools.partial",
+    }
+)
+
+
 def external_call(val: Value) -> Value:
-    """What calling an external gives: an instance of a class named in CapWords, else nothing
+    """What calling an external gives: an instance of a class named in CapWords (or a known
+    lowercase one), what a few standard functions are documented to return, else nothing
     nameable (a function's result type is unknown without the library's source)."""
+    if val.kind != Kind.EXTERNAL:
+        return EXTERNAL_VALUE
+    made = _EXTERNAL_RETURNS.get(val.module)
+    if made is not None:
+        return Value(Kind.EXTERNAL_INSTANCE, made)
     last = val.module.rpartition(".")[2]
-    if val.kind == Kind.EXTERNAL and last[:1].isupper():
+    if last[:1].isupper() or val.module in _LOWERCASE_CLASSES:
         return Value(Kind.EXTERNAL_INSTANCE, val.module)
     return EXTERNAL_VALUE
 
