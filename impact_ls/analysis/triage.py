@@ -15,22 +15,28 @@ Contract:
              gone, a call-shape flip, an inherited member lost). An ``__all__`` entry of the
              changed module that still names a removed name. Decided by proof, not by a score.
              MAY-IMPACT: a direct use of a class whose bases changed (``isinstance``,
-             ``except``, inherited members); a distance-1 call or instantiation that binding
-             proved still binds to the new signature only when its file co-changes with the
-             edited file at all (score > 0; else LOW-RISK); any other distance-1 site that is
-             unprovable or
-             whose member has lex ≥ ``lex_min``, co-change ≥ ``cochange_min``, test confidence
-             ≥ ``test_min`` or conf ≥ ``may_min`` — except that a name-matched site needs its
-             file to co-change (≥ ``cochange_min``) or to import the changed module, and a site
-             beyond distance 1 needs co-change or conf ≥ ``may_min`` from lex alone (issue 11:
-             name matches and far callers, unsupported, were most of the wrong files); and
-             every hidden channel, flagged ``unanalyzable`` with the reference's reason, except
-             a ``weak`` one (a bare string of a name other definitions share, in a file with no
-             import of the changed module) whose file does not co-change.
+             ``except``, inherited members); every hidden channel, flagged ``unanalyzable`` with
+             the reference's reason, except a ``weak`` one (a bare string of a name other
+             definitions share, in a file with no import of the changed module) whose file does
+             not co-change (≥ ``cochange_support`` with history, else ≥ ``cochange_min``).
+             Then, when history knows the edited file (it has co-change partners), history
+             decides the rest: a reached site nothing proves broken — unprovable, still
+             binding, name-matched or far — is MAY-IMPACT iff its file co-changes with the
+             edited file at ≥ ``cochange_support`` (or is an edited file), else LOW-RISK; and
+             a test file the test map selects that co-changes so gets one MAY-IMPACT entry
+             (``TestedBy``, its most confident test) when no other entry puts it there (issue
+             11: on real commits, reached files under that share were nearly never edited with
+             the change, and the co-changed tests were). Without history: a distance-1 call or
+             instantiation that binding proved still binds is LOW-RISK; any other distance-1
+             site that is unprovable or whose member has lex ≥ ``lex_min``, co-change ≥
+             ``cochange_min``, test confidence ≥ ``test_min`` or conf ≥ ``may_min`` is
+             MAY-IMPACT — except that a name-matched site needs its file to import the changed
+             module, and a site beyond distance 1 needs conf ≥ ``may_min`` from lex alone.
              LOW-RISK: the rest of what the walk touched (weak hidden channels still flagged).
     conf     max(lex · 0.5^(distance - 1), co-change, test confidence), then floored to the
              bucket: MUST ≥ ``must_min``, MAY ≥ ``may_min`` (a hidden channel is exactly
-             ``may_min``); a LOW-RISK conf is capped just below ``may_min``. 4 decimals.
+             ``may_min``, a co-changed test file max(co-change, ``may_min``)); a LOW-RISK conf
+             is capped just below ``may_min``. 4 decimals.
     reason   ``causes.cause_label`` of the site's change and relation; a hidden channel appends
              ``(unanalyzable: <reason>)``.
 """
@@ -39,6 +45,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from impact_ls.analysis.binding import Breaks, binding_checked, is_shape_independent
@@ -65,6 +72,20 @@ _DECIMALS = 4
 _ORDER = {Bucket.MUST_INSPECT: 0, Bucket.MAY_IMPACT: 1, Bucket.LOW_RISK: 2}
 STALE_EXPORT = "stale-export"
 _DOC_FOLDERS = frozenset({"docs", "doc", "examples", "example"})
+_NO_REACH = frozenset({ChangeType.ADD, ChangeType.INCOMPLETE})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TestedSite:
+    """A test file the test map selects: its most confident test definition and where it is."""
+
+    __test__ = False  # not a pytest class, despite the name
+
+    test_file: str
+    entity: QualName
+    line: int
+    conf: float
+    changed_file: str  # the changed file whose change selects it
 
 
 def triage_members(
@@ -75,31 +96,45 @@ def triage_members(
     hidden: Sequence[Unanalyzable],
     settings: Settings,
     cochange: Mapping[str, float] = MappingProxyType({}),
+    tested: Sequence[TestedSite] = (),
 ) -> Triage:
     """Split every site of ``ranked`` (and every hidden channel) into the three buckets.
 
-    ``cochange`` is the co-change score of each file: it supports a weak hidden channel.
+    ``cochange`` is the co-change score of each file (empty: no history for the edit);
+    ``tested`` are the selected test files, which join MAY-IMPACT when history ties them.
     """
     change_of: dict[QualName, Change] = {}
     for each in changes:
         change_of.setdefault(each.entity, each)
+    edited = frozenset(c.file for c in changes)
     entries: list[TriageEntry] = []
     for item in ranked:
         change = change_of.get(item.member.seed)
         if change is None or not item.member.sites:
             logger.debug("triage: %s has no change or no site; skipped", item.member.entity)
             continue
-        entries.extend(_member_entries(item, change, breaks, settings))
+        entries.extend(
+            _member_entries(item, change, breaks, settings, history=bool(cochange), edited=edited)
+        )
     entries.extend(_hidden_entries(hidden, changes, change_of, settings, cochange))
     entries.extend(_stale_export_entries(changes, settings))
+    entries.extend(_tested_entries(tested, changes, entries, settings, cochange))
     return _partition(entries)
 
 
 def _member_entries(
-    item: Ranked, change: Change, breaks: Breaks, settings: Settings
+    item: Ranked,
+    change: Change,
+    breaks: Breaks,
+    settings: Settings,
+    *,
+    history: bool,
+    edited: frozenset[str],
 ) -> list[TriageEntry]:
     """The entries of one reached member's sites, each in its bucket."""
     member = item.member
+    # an edited file is as tied to the edit as a file can be
+    supported = item.cochange >= settings.cochange_support or member.file in edited
     entries: list[TriageEntry] = []
     base = max(item.lex * 0.5 ** (member.distance - 1), item.cochange, item.test_conf)
     low = min(base, _below(settings.may_min))
@@ -125,6 +160,9 @@ def _member_entries(
             bucket, conf = Bucket.MUST_INSPECT, max(base, settings.must_min)
         elif _hierarchy_site(change, relation, member.distance):
             bucket, conf = Bucket.MAY_IMPACT, max(base, settings.may_min)
+        elif history:
+            bucket = Bucket.MAY_IMPACT if supported else Bucket.LOW_RISK
+            conf = max(base, settings.may_min) if supported else low
         elif (
             member.distance == 1
             and item.cochange <= 0.0
@@ -189,6 +227,50 @@ def _stale_export_entries(changes: Sequence[Change], settings: Settings) -> list
     return out
 
 
+def _tested_entries(
+    tested: Sequence[TestedSite],
+    changes: Sequence[Change],
+    entries: Sequence[TriageEntry],
+    settings: Settings,
+    cochange: Mapping[str, float],
+) -> list[TriageEntry]:
+    """A selected test file that co-changes with the edit: one ``TestedBy`` MAY-IMPACT entry.
+
+    Only for a file no other entry already puts in MAY-IMPACT or MUST-INSPECT, and never for an
+    edited file itself.
+    """
+    shown = {e.file for e in entries if e.bucket is not Bucket.LOW_RISK}
+    edited = {c.file for c in changes}
+    out = []
+    for site in tested:
+        share = cochange.get(site.test_file, 0.0)
+        if share < settings.cochange_support or site.test_file in shown | edited:
+            continue
+        change = next(
+            (c for c in changes if c.file == site.changed_file and c.change_type not in _NO_REACH),
+            None,
+        )
+        if change is None:
+            continue
+        out.append(
+            TriageEntry(
+                entity=site.entity,
+                file=site.test_file,
+                line=site.line,
+                range=((site.line, 0), (site.line, 0)),
+                conf=round(max(share, settings.may_min), _DECIMALS),
+                distance=1,
+                relation=Relation.TESTED_BY,
+                reason=cause_label(change, site=site.entity, relation=Relation.TESTED_BY),
+                seed=change.entity,
+                change_type=change.change_type,
+                bucket=Bucket.MAY_IMPACT,
+                via=change.entity,
+            )
+        )
+    return out
+
+
 def _unsupported(name_matched: bool, tied: bool, far: bool, member: Member) -> bool:
     """A name-matched site whose file has no other tie to the change (co-change, an import of
     the changed module), or a site beyond distance 1 that co-change does not support."""
@@ -233,7 +315,8 @@ def _hidden_entries(
         label = cause_label(change, site=ref.entity, relation=relation)
         # a bare string that many definitions could be named by, in a file with no other tie
         # to the change, stays listed (``unanalyzable``) but not in MAY-IMPACT
-        weak = ref.weak and cochange.get(ref.file, 0.0) < settings.cochange_min
+        tie = settings.cochange_support if cochange else settings.cochange_min
+        weak = ref.weak and cochange.get(ref.file, 0.0) < tie
         out.append(
             TriageEntry(
                 entity=ref.entity,

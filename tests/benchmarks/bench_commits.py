@@ -77,6 +77,8 @@ REPOS = {
     "click": "pallets/click",
 }
 DEFAULT_REPOS = ("pytest", "rich", "starlette", "jinja", "aiohttp", "black")
+# Triage rules are decided on these; the others are held out and reported beside them.
+DEV_REPOS = ("pytest", "rich", "aiohttp")
 FIXED_K = 10
 NOISE = 0.05  # spec §7.6: |Δ| ≤ 5% (absolute) is noise
 AIM_ANALYZE_S = 0.5
@@ -354,6 +356,9 @@ def render_accuracy(repos: list[RepoRun]) -> str:
         f" ≥ 0.30 ({_aim(must.recall, 0.30)}) at precision {must.precision:.2f} ≥ 0.90 "
         f"({_aim(must.precision, 0.90)}).",
         "",
+        "### Rules' development repositories and held-out repositories",
+        "",
+        render_halves(repos),
         "### Per repository",
         "",
         "| repository | cases | method | recall | precision | F1 | MRR | mean files |",
@@ -364,6 +369,33 @@ def render_accuracy(repos: list[RepoRun]) -> str:
             s = _scores(repo.runs, method)
             out.append(
                 f"| {repo.name} | {s.cases} | {METHOD_LABELS[method]} | {s.recall:.2f} | "
+                f"{s.precision:.2f} | {s.f1:.2f} | {s.mrr:.2f} | {s.size:.1f} |"
+            )
+    return "\n".join(out) + "\n"
+
+
+def render_halves(repos: list[RepoRun]) -> str:
+    """Ours and the peers on the development repositories, the held-out ones and all."""
+    halves = [
+        (f"dev ({', '.join(r.name for r in repos if r.name in DEV_REPOS)})", True),
+        (f"held out ({', '.join(r.name for r in repos if r.name not in DEV_REPOS)})", False),
+    ]
+    out = [
+        "| repositories | cases | method | recall | precision | F1 | MRR | mean files |",
+        "|---|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    groups = [
+        (label, [r for repo in repos if (repo.name in DEV_REPOS) == dev for r in repo.runs])
+        for label, dev in halves
+    ]
+    groups.append(("all", [r for repo in repos for r in repo.runs]))
+    for label, runs in groups:
+        if not runs:
+            continue
+        for method in ("ours", "ours_must", "grep", "cochange_k_ours", "cochange_k10"):
+            s = _scores(runs, method)
+            out.append(
+                f"| {label} | {s.cases} | {METHOD_LABELS[method]} | {s.recall:.2f} | "
                 f"{s.precision:.2f} | {s.f1:.2f} | {s.mrr:.2f} | {s.size:.1f} |"
             )
     return "\n".join(out) + "\n"
