@@ -369,8 +369,9 @@ def test_a_weak_hidden_channel_is_listed_low_unless_its_file_co_changes():
         settings=Settings(),
         cochange={"pkg/views.py": 0.5},
     )
+    # with history, a MAY conf is may_min + (1 - may_min) · share: 0.35 + 0.65 · 0.5
     assert [(e.file, e.unanalyzable, e.conf) for e in triage.may_impact] == [
-        ("pkg/views.py", True, 0.35)
+        ("pkg/views.py", True, 0.675)
     ]
     assert [(e.file, e.unanalyzable, e.conf) for e in triage.low_risk] == [
         ("pkg/http.py", True, 0.3499)

@@ -56,7 +56,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 sys.path.insert(0, str(HERE))
 
-from commits_ablation import CHANNELS, AblationError  # noqa: E402
+from commits_ablation import CHANNELS, RULES, AblationError  # noqa: E402
 from commits_cases import Case, is_test_path, mine_cases, select_cases, unique_cases  # noqa: E402
 from commits_hidden import HiddenResult, run_probe  # noqa: E402
 from commits_metrics import Scores, score  # noqa: E402
@@ -190,7 +190,7 @@ def run_case(
     history: CoChangeHistory,
     case: Case,
     *,
-    ablate: bool,
+    ablate: tuple[str, ...],
     dump: Path | None = None,
 ) -> CaseRun:
     """Replay one case: our analysis (and its ablations) and both peers."""
@@ -216,7 +216,7 @@ def run_case(
     run.report_cochange = tuple(c["file"] for c in report["cochange"])
     run.change_types = tuple(f"{c['change_type']}:{c['entity']}" for c in report["changes"])
     if ablate:
-        for channel in CHANNELS:
+        for channel in ablate:
             ablated, _, _ = _analyze(
                 replayer, case.seed, channel, expect_call=bool(report["changes"])
             )
@@ -253,7 +253,7 @@ def run_repo(
     cases: int,
     pool: int,
     seed: int,
-    ablate: bool,
+    ablate: tuple[str, ...],
     only: str | None = None,
     dump: Path | None = None,
 ) -> RepoRun:
@@ -413,6 +413,8 @@ def render_ablation(repos: list[RepoRun]) -> str:
         f"{full.mrr:.2f} | {full_must.recall:.2f} | {full_must.precision:.2f} | | | |",
     ]
     for channel in CHANNELS:
+        if not any(channel in r.ablations for r in runs):
+            continue
         s = _ablation_scores(runs, channel)
         m = _ablation_scores(runs, channel, must=True)
         d_recall, d_precision = s.recall - full.recall, s.precision - full.precision
@@ -422,7 +424,8 @@ def render_ablation(repos: list[RepoRun]) -> str:
             else "keep"
         )
         out.append(
-            f"| − {channel} | {s.recall:.2f} | {s.precision:.2f} | {s.f1:.2f} | {s.mrr:.2f} | "
+            f"| − {'rule: ' if channel in RULES else ''}{channel} | {s.recall:.2f} | "
+            f"{s.precision:.2f} | {s.f1:.2f} | {s.mrr:.2f} | "
             f"{m.recall:.2f} | {m.precision:.2f} | {d_recall:+.3f} | {d_precision:+.3f} | "
             f"{verdict} |"
         )
@@ -576,7 +579,11 @@ def render(
         render_accuracy(repos),
     ]
     if not args.skip_ablation:
-        parts += ["### Ablation (each evidence channel removed alone)", "", render_ablation(repos)]
+        parts += [
+            "### Ablation (each evidence channel and each issue-11 triage rule removed alone)",
+            "",
+            render_ablation(repos),
+        ]
     if hidden is not None:
         parts += ["### Hidden-channel probe", "", render_hidden(hidden)]
     parts += ["### Seconds per case (warm engine)", "", render_timing(repos)]
@@ -662,6 +669,11 @@ def main() -> int:
     parser.add_argument("--pool", type=int, default=0, help="recent cases mined (default 2×)")
     parser.add_argument("--seed", type=int, default=11, help="seed of the case sample")
     parser.add_argument("--skip-ablation", action="store_true", help="no ablation rows")
+    parser.add_argument(
+        "--ablate",
+        default=",".join(CHANNELS),
+        help=f"channels and rules removed one at a time (default: {', '.join(CHANNELS)})",
+    )
     parser.add_argument("--skip-hidden", action="store_true", help="no hidden-channel probe")
     parser.add_argument("--mirror", type=Path, default=MIRROR, help="where fetched repos are")
     parser.add_argument("--json", type=Path, help="write per-case rows here")
@@ -676,6 +688,9 @@ def main() -> int:
     if args.cases < 1:
         parser.error("--cases must be at least 1")
     pool = args.pool or 2 * args.cases
+    ablate = tuple(c.strip() for c in args.ablate.split(",") if c.strip())
+    if set(ablate) - set(CHANNELS):
+        parser.error(f"unknown --ablate {sorted(set(ablate) - set(CHANNELS))}; known: {CHANNELS}")
     repos = []
     for name in names:
         print(f"{name}: mining and replaying", file=sys.stderr, flush=True)
@@ -686,7 +701,7 @@ def main() -> int:
                 cases=args.cases,
                 pool=pool,
                 seed=args.seed,
-                ablate=not args.skip_ablation,
+                ablate=() if args.skip_ablation else ablate,
                 only=args.only,
                 dump=args.dump,
             )
