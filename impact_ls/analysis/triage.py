@@ -17,13 +17,13 @@ Contract:
              MAY-IMPACT: a direct use of a class whose bases changed (``isinstance``,
              ``except``, inherited members). Then, when history knows the edit (the edited
              files have co-change partners), history decides the rest: a reached site nothing
-             proves broken — unprovable, still binding, name-matched, far or a hidden channel —
-             is MAY-IMPACT iff its file co-changes with the edited file at ≥
-             ``cochange_support`` (or is an edited file), else LOW-RISK (a hidden channel still
-             flagged ``unanalyzable``); and a test file the test map selects that co-changes so
-             gets one MAY-IMPACT entry (``TestedBy``, its most confident test) when no other
-             entry puts it there (issue 11: on real commits, reached files under that share
-             were nearly never edited with the change, and the co-changed tests were).
+             proves broken — unprovable, still binding, name-matched or a hidden channel — is
+             MAY-IMPACT iff its file co-changes with the edited file at ≥ ``cochange_support``
+             (beyond distance 1: ≥ ``cochange_min``) or is an edited file, else LOW-RISK (a
+             hidden channel still flagged ``unanalyzable``); and a test file the test map
+             selects that co-changes so gets one MAY-IMPACT entry (``TestedBy``, its most
+             confident test) when no other entry puts it there (issue 11: on real commits,
+             reached files under that share were nearly never edited with the change).
              Without history: a distance-1 call or instantiation that binding proved still
              binds is LOW-RISK; any other distance-1 site that is unprovable or whose member
              has lex ≥ ``lex_min``, test confidence ≥ ``test_min`` or conf ≥ ``may_min`` is
@@ -136,8 +136,10 @@ def _member_entries(
 ) -> list[TriageEntry]:
     """The entries of one reached member's sites, each in its bucket."""
     member = item.member
-    # an edited file is as tied to the edit as a file can be
-    supported = item.cochange >= settings.cochange_support or member.file in edited
+    # an edited file is as tied to the edit as a file can be; a far caller needs the tie the
+    # rules without history ask of it (issue 11: far callers with a weaker one were noise)
+    tie = settings.cochange_support if member.distance == 1 else settings.cochange_min
+    supported = item.cochange >= tie or member.file in edited
     entries: list[TriageEntry] = []
     base = max(item.lex * 0.5 ** (member.distance - 1), item.cochange, item.test_conf)
     low = min(base, _below(settings.may_min))

@@ -395,22 +395,26 @@ def test_with_history_only_co_changed_files_of_unproven_sites_are_may_impact():
     ranked = [
         _ranked("pkg.a.f", 1, [_site("pkg/a.py", 4, STAR)], lex=0.5, cochange=0.2),
         _ranked("pkg.b.g", 1, [_site("pkg/b.py", 7, STAR)], lex=0.5, test_conf=1.0),
-        _ranked("pkg.c.h", 2, [_site("pkg/c.py", 9, TWO)], lex=0.9, cochange=0.1),
+        _ranked("pkg.c.h", 2, [_site("pkg/c.py", 9, TWO)], lex=0.9, cochange=0.3),
+        _ranked("pkg.f.n", 2, [_site("pkg/f.py", 6, TWO)], lex=0.9, cochange=0.2),  # far, weak tie
         _ranked("pkg.d.k", 1, [_site("pkg/d.py", 3, ONE, name_matched=True)], cochange=0.05),
         _ranked("pkg.auth.other", 1, [_site("pkg/auth.py", 12, STAR)]),  # the edited file
         _ranked("pkg.e.m", 1, [_site("pkg/e.py", 2, ONE)], cochange=0.05),  # a proven break
     ]
-    cochange = {"pkg/a.py": 0.2, "pkg/c.py": 0.1, "pkg/d.py": 0.05, "pkg/e.py": 0.05}
+    cochange = {"pkg/a.py": 0.2, "pkg/c.py": 0.3, "pkg/d.py": 0.05, "pkg/e.py": 0.05}
+    cochange["pkg/f.py"] = 0.2
     triage = _history_triage(ranked, cochange=cochange)
     assert _rows(triage.must_inspect) == [("pkg.e.m", "pkg/e.py", 2, 0.7, 1)]
     # ordered by the share that admitted them: may_min + (1 - may_min) · share
     assert _rows(triage.may_impact) == [
         ("pkg.auth.other", "pkg/auth.py", 12, 1.0, 1),
+        ("pkg.c.h", "pkg/c.py", 9, 0.545, 2),
         ("pkg.a.f", "pkg/a.py", 4, 0.48, 1),
-        ("pkg.c.h", "pkg/c.py", 9, 0.415, 2),
     ]
+    # beyond distance 1 the tie must reach cochange_min (0.3), as without history
     assert _rows(triage.low_risk) == [
         ("pkg.b.g", "pkg/b.py", 7, 0.3499, 1),
+        ("pkg.f.n", "pkg/f.py", 6, 0.3499, 2),
         ("pkg.d.k", "pkg/d.py", 3, 0.05, 1),
     ]
     # the same members without history: the unprovable, the tested caller and the far one
@@ -420,6 +424,7 @@ def test_with_history_only_co_changed_files_of_unproven_sites_are_may_impact():
         "pkg/a.py",
         "pkg/b.py",
         "pkg/c.py",
+        "pkg/f.py",
         "pkg/auth.py",
     }
 

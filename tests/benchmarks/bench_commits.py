@@ -79,6 +79,9 @@ REPOS = {
 DEFAULT_REPOS = ("pytest", "rich", "starlette", "jinja", "aiohttp", "black")
 # Triage rules are decided on these; the others are held out and reported beside them.
 DEV_REPOS = ("pytest", "rich", "aiohttp")
+# the ablation that switches every issue-11 triage rule off: the "before" row of the same run
+BEFORE = "issue11-rules"
+BEFORE_LABEL = "ours before the issue-11 triage rules (MUST ∪ MAY)"
 FIXED_K = 10
 NOISE = 0.05  # spec §7.6: |Δ| ≤ 5% (absolute) is noise
 AIM_ANALYZE_S = 0.5
@@ -256,6 +259,7 @@ def run_repo(
     ablate: tuple[str, ...],
     only: str | None = None,
     dump: Path | None = None,
+    jsonl: Path | None = None,
 ) -> RepoRun:
     """Mine, select and replay one repository's cases (``only``: the case whose sha starts so)."""
     clone = ensure_clone(name, mirror)
@@ -273,6 +277,9 @@ def run_repo(
         started = time.perf_counter()
         run = run_case(replayer, history, case, ablate=ablate, dump=dump)
         repo.runs.append(run)
+        if jsonl is not None:  # a row per case as it ends: a cut run still has its cases
+            with jsonl.open("a", encoding="utf-8") as out:
+                out.write(json.dumps(case_row(run)) + "\n")
         status = (
             "ERROR"
             if run.error
@@ -392,10 +399,16 @@ def render_halves(repos: list[RepoRun]) -> str:
     for label, runs in groups:
         if not runs:
             continue
-        for method in ("ours", "ours_must", "grep", "cochange_k_ours", "cochange_k10"):
-            s = _scores(runs, method)
+        rows = [(METHOD_LABELS[m], _scores(runs, m)) for m in ("ours", "ours_must")]
+        if any(BEFORE in r.ablations for r in runs):
+            rows.append((BEFORE_LABEL, _ablation_scores(runs, BEFORE)))
+        rows += [
+            (METHOD_LABELS[m], _scores(runs, m))
+            for m in ("grep", "cochange_k_ours", "cochange_k10")
+        ]
+        for method_label, s in rows:
             out.append(
-                f"| {label} | {s.cases} | {METHOD_LABELS[method]} | {s.recall:.2f} | "
+                f"| {label} | {s.cases} | {method_label} | {s.recall:.2f} | "
                 f"{s.precision:.2f} | {s.f1:.2f} | {s.mrr:.2f} | {s.size:.1f} |"
             )
     return "\n".join(out) + "\n"
@@ -605,40 +618,41 @@ def write_readme(block: str) -> None:
     README.write_text(text, encoding="utf-8")
 
 
+def case_row(r: CaseRun) -> dict[str, Any]:
+    """One replayed case as a JSON row (seed, names, gold, ours, peers, ablations, timings)."""
+    return {
+        "repo": r.case.repo,
+        "sha": r.case.sha,
+        "parent": r.case.parent,
+        "subject": r.case.subject,
+        "seed": r.case.seed,
+        "changed": list(r.case.changed),
+        "names": list(r.case.names),
+        "signatures": [list(s) for s in r.case.signatures],
+        "gold": list(r.case.gold),
+        "ours": list(r.ours.ranked) if r.ours else [],
+        "ours_must": list(r.ours.must) if r.ours else [],
+        "ours_test_ids": list(r.ours.with_test_ids) if r.ours else [],
+        "why": r.why,
+        "low_risk": list(r.low_risk),
+        "report_cochange": list(r.report_cochange),
+        "unanalyzable": list(r.ours.unanalyzable) if r.ours else [],
+        "changes": list(r.change_types),
+        "grep": list(r.grep),
+        "cochange": list(r.cochange[:50]),
+        "ablations": {k: list(v) for k, v in r.ablations.items()},
+        "ablation_must": {k: list(v) for k, v in r.ablation_must.items()},
+        "analyze_wall_s": round(r.analyze.wall_s, 4),
+        "analyze_cpu_s": round(r.analyze.cpu_s, 4),
+        "refresh_wall_s": round(r.refresh.wall_s, 4),
+        "refresh_cpu_s": round(r.refresh.cpu_s, 4),
+        "error": r.error,
+    }
+
+
 def to_json(repos: list[RepoRun], hidden: list[HiddenResult] | None) -> dict[str, Any]:
     """Per-repository pins and per-case rows (seed, names, gold, ours, grep, co-change, …)."""
-    rows = []
-    for repo in repos:
-        for r in repo.runs:
-            rows.append(
-                {
-                    "repo": repo.name,
-                    "sha": r.case.sha,
-                    "parent": r.case.parent,
-                    "subject": r.case.subject,
-                    "seed": r.case.seed,
-                    "changed": list(r.case.changed),
-                    "names": list(r.case.names),
-                    "signatures": [list(s) for s in r.case.signatures],
-                    "gold": list(r.case.gold),
-                    "ours": list(r.ours.ranked) if r.ours else [],
-                    "ours_must": list(r.ours.must) if r.ours else [],
-                    "ours_test_ids": list(r.ours.with_test_ids) if r.ours else [],
-                    "why": r.why,
-                    "low_risk": list(r.low_risk),
-                    "report_cochange": list(r.report_cochange),
-                    "unanalyzable": list(r.ours.unanalyzable) if r.ours else [],
-                    "changes": list(r.change_types),
-                    "grep": list(r.grep),
-                    "cochange": list(r.cochange[:50]),
-                    "ablations": {k: list(v) for k, v in r.ablations.items()},
-                    "analyze_wall_s": round(r.analyze.wall_s, 4),
-                    "analyze_cpu_s": round(r.analyze.cpu_s, 4),
-                    "refresh_wall_s": round(r.refresh.wall_s, 4),
-                    "refresh_cpu_s": round(r.refresh.cpu_s, 4),
-                    "error": r.error,
-                }
-            )
+    rows = [case_row(r) for repo in repos for r in repo.runs]
     return {
         "repos": [
             {
@@ -679,6 +693,7 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="write per-case rows here")
     parser.add_argument("--only", help="replay only the case whose commit sha starts so")
     parser.add_argument("--dump", type=Path, help="write each case's report JSON into this folder")
+    parser.add_argument("--jsonl", type=Path, help="append each case's row here as it ends")
     parser.add_argument("--no-readme", action="store_true", help="do not update README.md")
     args = parser.parse_args()
     names = [n.strip() for n in args.repos.split(",") if n.strip()]
@@ -704,6 +719,7 @@ def main() -> int:
                 ablate=() if args.skip_ablation else ablate,
                 only=args.only,
                 dump=args.dump,
+                jsonl=args.jsonl,
             )
         )
     hidden = None
