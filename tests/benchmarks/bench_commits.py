@@ -672,6 +672,54 @@ def to_json(repos: list[RepoRun], hidden: list[HiddenResult] | None) -> dict[str
     }
 
 
+def from_rows(rows: list[dict[str, Any]], *, pool: int) -> list[RepoRun]:
+    """Rebuild the runs of ``--jsonl`` rows (a cut run's cases), repositories in row order."""
+    repos: dict[str, RepoRun] = {}
+    for row in rows:
+        name = row["repo"]
+        if name not in repos:
+            clone = DATA / "repos" / name
+            head = _git(clone, "rev-parse", "HEAD") if (clone / ".git").exists() else "?"
+            mined = mine_cases(clone, name, pool=pool, cache_dir=DATA / "cases") if head else []
+            repos[name] = RepoRun(
+                name=name,
+                slug=REPOS[name],
+                head=head,
+                mined=len(mined),
+                unique=len(unique_cases(mined)),
+            )
+        case = Case(
+            repo=name,
+            sha=row["sha"],
+            parent=row["parent"],
+            time=0,
+            subject=row["subject"],
+            seed=row["seed"],
+            changed=tuple(row["changed"]),
+            names=tuple(row["names"]),
+            gold=tuple(row["gold"]),
+            signatures=tuple((a, b, c) for a, b, c in row["signatures"]),
+        )
+        run = CaseRun(case=case, error=row["error"])
+        if not row["error"]:
+            run.ours = Prediction(
+                ranked=tuple(row["ours"]),
+                must=tuple(row["ours_must"]),
+                with_test_ids=tuple(row["ours_test_ids"]),
+                changes=len(row["changes"]),
+                unanalyzable=tuple(row["unanalyzable"]),
+            )
+        run.grep, run.cochange = tuple(row["grep"]), tuple(row["cochange"])
+        run.why, run.low_risk = row["why"], tuple(row["low_risk"])
+        run.report_cochange, run.change_types = tuple(row["report_cochange"]), tuple(row["changes"])
+        run.ablations = {k: tuple(v) for k, v in row["ablations"].items()}
+        run.ablation_must = {k: tuple(v) for k, v in row.get("ablation_must", {}).items()}
+        run.analyze = Timing(wall_s=row["analyze_wall_s"], cpu_s=row["analyze_cpu_s"])
+        run.refresh = Timing(wall_s=row["refresh_wall_s"], cpu_s=row["refresh_cpu_s"])
+        repos[name].runs.append(run)
+    return list(repos.values())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -694,8 +742,19 @@ def main() -> int:
     parser.add_argument("--only", help="replay only the case whose commit sha starts so")
     parser.add_argument("--dump", type=Path, help="write each case's report JSON into this folder")
     parser.add_argument("--jsonl", type=Path, help="append each case's row here as it ends")
+    parser.add_argument(
+        "--from-jsonl", type=Path, help="render the tables of a (possibly cut) run's --jsonl rows"
+    )
     parser.add_argument("--no-readme", action="store_true", help="do not update README.md")
     args = parser.parse_args()
+    if args.from_jsonl:
+        lines = args.from_jsonl.read_text(encoding="utf-8").splitlines()
+        rows = [json.loads(line) for line in lines if line]
+        block = render(from_rows(rows, pool=args.pool or 2 * args.cases), None, args)
+        print(block)
+        if not args.no_readme:
+            write_readme(block)
+        return 0
     names = [n.strip() for n in args.repos.split(",") if n.strip()]
     unknown = [n for n in names if n not in REPOS]
     if unknown:
