@@ -54,6 +54,10 @@ LEX_W_IMP = 0.2
 MUST_MIN = 0.70
 MAY_MIN = 0.35
 COCHANGE_MIN = 0.3
+# the co-change share at which history ties a reached file to the edit: with history, a site
+# nothing proves broken is MAY-IMPACT only at or above it (issue 11: on real commits, reached
+# files below it were nearly never edited with the change)
+COCHANGE_SUPPORT = 0.1
 TEST_MIN = 0.56
 LEX_MIN = 0.1
 # batch (§3.8)
@@ -120,6 +124,7 @@ class Settings:
     must_min: float = MUST_MIN
     may_min: float = MAY_MIN
     cochange_min: float = COCHANGE_MIN
+    cochange_support: float = COCHANGE_SUPPORT
     test_min: float = TEST_MIN
     lex_min: float = LEX_MIN
     max_batches: int = MAX_BATCHES

@@ -25,7 +25,7 @@ from impact_ls.analysis.hidden import find_hidden_channels
 from impact_ls.analysis.nextedit import CompletionClient, decide_next_edits, next_action
 from impact_ls.analysis.rank import Ranked, rank_members
 from impact_ls.analysis.testmap import RecordedTests, TestMap, format_test_map, map_tests
-from impact_ls.analysis.triage import triage_members
+from impact_ls.analysis.triage import TestedSite, triage_members
 from impact_ls.analysis.walk import WalkResult, walk_dependents
 from impact_ls.config import Settings
 from impact_ls.graph.codegraph import CodeGraph
@@ -98,7 +98,13 @@ def analyze(
     ranked = _rank(changes, walked, graph, cochange, _test_conf(tested.selection))
     partners = {c.file: c.score for c in cochange}
     triage = triage_members(
-        ranked, changes, breaks=breaks, hidden=hidden, settings=settings, cochange=partners
+        ranked,
+        changes,
+        breaks=breaks,
+        hidden=hidden,
+        settings=settings,
+        cochange=partners,
+        tested=_tested_sites(tested.selection, graph),
     )
     batches = _batch(triage, changes, graph, settings)
     dag = _dag(changes, triage, batches, tested.shown, graph=graph, settings=settings)
@@ -230,6 +236,29 @@ def _cochange(
 
 def _indexed(graph: CodeGraph, file: str) -> bool:
     return bool(graph.nodes_in_file(file))
+
+
+def _tested_sites(hits: Sequence[TestHit], graph: CodeGraph) -> tuple[TestedSite, ...]:
+    """Each selected test file once: its most confident test definition (then the first id)."""
+    best: dict[str, TestHit] = {}
+    for hit in sorted(hits, key=lambda h: (-h.conf, h.test, h.file)):
+        if hit.entity is not None:
+            best.setdefault(hit.test_file, hit)
+    out = []
+    for test_file, hit in sorted(best.items()):
+        node = graph.node(hit.entity) if hit.entity is not None else None
+        if node is None or hit.entity is None:
+            continue
+        out.append(
+            TestedSite(
+                test_file=test_file,
+                entity=hit.entity,
+                line=node.span.line,
+                conf=hit.conf,
+                changed_file=hit.file,
+            )
+        )
+    return tuple(out)
 
 
 def _test_conf(hits: Sequence[TestHit]) -> dict[QualName, float]:

@@ -15,22 +15,29 @@ Contract:
              gone, a call-shape flip, an inherited member lost). An ``__all__`` entry of the
              changed module that still names a removed name. Decided by proof, not by a score.
              MAY-IMPACT: a direct use of a class whose bases changed (``isinstance``,
-             ``except``, inherited members); a distance-1 call or instantiation that binding
-             proved still binds to the new signature only when its file co-changes with the
-             edited file at all (score > 0; else LOW-RISK); any other distance-1 site that is
-             unprovable or
-             whose member has lex ≥ ``lex_min``, co-change ≥ ``cochange_min``, test confidence
-             ≥ ``test_min`` or conf ≥ ``may_min`` — except that a name-matched site needs its
-             file to co-change (≥ ``cochange_min``) or to import the changed module, and a site
-             beyond distance 1 needs co-change or conf ≥ ``may_min`` from lex alone (issue 11:
-             name matches and far callers, unsupported, were most of the wrong files); and
+             ``except``, inherited members). Then, when history knows the edit (the edited
+             files have co-change partners), history decides the rest: a reached site nothing
+             proves broken — unprovable, still binding, name-matched or a hidden channel — is
+             MAY-IMPACT iff its file co-changes with the edited file at ≥ ``cochange_support``
+             (beyond distance 1: ≥ ``cochange_min``) or is an edited file, else LOW-RISK (a
+             hidden channel still flagged ``unanalyzable``); and a test file the test map
+             selects that co-changes so gets one MAY-IMPACT entry (``TestedBy``, its most
+             confident test) when no other entry puts it there (issue 11: on real commits,
+             reached files under that share were nearly never edited with the change).
+             Without history: a distance-1 call or instantiation that binding proved still
+             binds is LOW-RISK; any other distance-1 site that is unprovable or whose member
+             has lex ≥ ``lex_min``, test confidence ≥ ``test_min`` or conf ≥ ``may_min`` is
+             MAY-IMPACT — except that a name-matched site needs its file to import the changed
+             module, and a site beyond distance 1 needs conf ≥ ``may_min`` from lex alone; and
              every hidden channel, flagged ``unanalyzable`` with the reference's reason, except
              a ``weak`` one (a bare string of a name other definitions share, in a file with no
-             import of the changed module) whose file does not co-change.
-             LOW-RISK: the rest of what the walk touched (weak hidden channels still flagged).
-    conf     max(lex · 0.5^(distance - 1), co-change, test confidence), then floored to the
-             bucket: MUST ≥ ``must_min``, MAY ≥ ``may_min`` (a hidden channel is exactly
-             ``may_min``); a LOW-RISK conf is capped just below ``may_min``. 4 decimals.
+             import of the changed module).
+             LOW-RISK: the rest of what the walk touched.
+    conf     MUST: max(lex · 0.5^(distance - 1), co-change, test confidence), floored to
+             ``must_min``. MAY with history: ``may_min`` + (1 - ``may_min``) · co-change share
+             (an edited file's share is 1), so the files history ties closest come first; MAY
+             without history: that max floored to ``may_min`` (a hidden channel exactly
+             ``may_min``). A LOW-RISK conf is capped just below ``may_min``. 4 decimals.
     reason   ``causes.cause_label`` of the site's change and relation; a hidden channel appends
              ``(unanalyzable: <reason>)``.
 """
@@ -39,6 +46,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 
 from impact_ls.analysis.binding import Breaks, binding_checked, is_shape_independent
@@ -65,6 +73,20 @@ _DECIMALS = 4
 _ORDER = {Bucket.MUST_INSPECT: 0, Bucket.MAY_IMPACT: 1, Bucket.LOW_RISK: 2}
 STALE_EXPORT = "stale-export"
 _DOC_FOLDERS = frozenset({"docs", "doc", "examples", "example"})
+_NO_REACH = frozenset({ChangeType.ADD, ChangeType.INCOMPLETE})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TestedSite:
+    """A test file the test map selects: its most confident test definition and where it is."""
+
+    __test__ = False  # not a pytest class, despite the name
+
+    test_file: str
+    entity: QualName
+    line: int
+    conf: float
+    changed_file: str  # the changed file whose change selects it
 
 
 def triage_members(
@@ -75,31 +97,49 @@ def triage_members(
     hidden: Sequence[Unanalyzable],
     settings: Settings,
     cochange: Mapping[str, float] = MappingProxyType({}),
+    tested: Sequence[TestedSite] = (),
 ) -> Triage:
     """Split every site of ``ranked`` (and every hidden channel) into the three buckets.
 
-    ``cochange`` is the co-change score of each file: it supports a weak hidden channel.
+    ``cochange`` is the co-change score of each file (empty: no history for the edit);
+    ``tested`` are the selected test files, which join MAY-IMPACT when history ties them.
     """
     change_of: dict[QualName, Change] = {}
     for each in changes:
         change_of.setdefault(each.entity, each)
+    edited = frozenset(c.file for c in changes)
+    history = _knows_history(cochange)
     entries: list[TriageEntry] = []
     for item in ranked:
         change = change_of.get(item.member.seed)
         if change is None or not item.member.sites:
             logger.debug("triage: %s has no change or no site; skipped", item.member.entity)
             continue
-        entries.extend(_member_entries(item, change, breaks, settings))
-    entries.extend(_hidden_entries(hidden, changes, change_of, settings, cochange))
+        entries.extend(
+            _member_entries(item, change, breaks, settings, history=history, edited=edited)
+        )
+    entries.extend(_hidden_entries(hidden, changes, change_of, settings, cochange, history=history))
     entries.extend(_stale_export_entries(changes, settings))
+    if history:
+        entries.extend(_tested_entries(tested, changes, entries, settings, cochange))
     return _partition(entries)
 
 
 def _member_entries(
-    item: Ranked, change: Change, breaks: Breaks, settings: Settings
+    item: Ranked,
+    change: Change,
+    breaks: Breaks,
+    settings: Settings,
+    *,
+    history: bool,
+    edited: frozenset[str],
 ) -> list[TriageEntry]:
     """The entries of one reached member's sites, each in its bucket."""
     member = item.member
+    # an edited file is as tied to the edit as a file can be; a far caller needs the tie the
+    # rules without history ask of it (issue 11: far callers with a weaker one were noise)
+    tie = settings.cochange_support if member.distance == 1 else settings.cochange_min
+    supported = item.cochange >= tie or member.file in edited
     entries: list[TriageEntry] = []
     base = max(item.lex * 0.5 ** (member.distance - 1), item.cochange, item.test_conf)
     low = min(base, _below(settings.may_min))
@@ -125,6 +165,10 @@ def _member_entries(
             bucket, conf = Bucket.MUST_INSPECT, max(base, settings.must_min)
         elif _hierarchy_site(change, relation, member.distance):
             bucket, conf = Bucket.MAY_IMPACT, max(base, settings.may_min)
+        elif _gated(history=history):
+            bucket = Bucket.MAY_IMPACT if supported else Bucket.LOW_RISK
+            share = 1.0 if member.file in edited else item.cochange
+            conf = _may_conf(base, share, settings, history=history) if supported else low
         elif (
             member.distance == 1
             and item.cochange <= 0.0
@@ -189,6 +233,91 @@ def _stale_export_entries(changes: Sequence[Change], settings: Settings) -> list
     return out
 
 
+def _knows_history(cochange: Mapping[str, float]) -> bool:
+    """Whether history knows the edit: then a missing co-change tie is evidence too."""
+    return bool(cochange)
+
+
+def _gated(*, history: bool) -> bool:
+    """Whether history decides a reached site nothing proves broken (see the module contract)."""
+    return history
+
+
+def _may_conf(base: float, share: float, settings: Settings, *, history: bool) -> float:
+    """A MAY-IMPACT conf: with history, ordered by the co-change share that admitted the site.
+
+    Without history it is the member's evidence, max(lex, co-change, test confidence), floored
+    to ``may_min``; with history the share maps onto [``may_min``, 1], so the file the edit
+    changed with most often comes first (a direct test's confidence of 1.0 would otherwise put
+    every test above the production code history ties to the edit).
+    """
+    if history:
+        return settings.may_min + (1.0 - settings.may_min) * min(share, 1.0)
+    return max(base, settings.may_min)
+
+
+def _hidden_weak(ref: Unanalyzable, share: float, settings: Settings, *, history: bool) -> bool:
+    """Whether a hidden channel stays out of MAY-IMPACT (listed LOW-RISK, still flagged).
+
+    Without history: a ``weak`` one (a bare string that many definitions could be named by, in
+    a file with no other tie to the change) whose file does not co-change ≥ ``cochange_min``.
+    With history: any whose file does not co-change ≥ ``cochange_support`` (issue 11: on real
+    commits such files were nearly never edited with the change).
+    """
+    if history:
+        return share < settings.cochange_support
+    return ref.weak and share < settings.cochange_min
+
+
+def _tested_entries(
+    tested: Sequence[TestedSite],
+    changes: Sequence[Change],
+    entries: Sequence[TriageEntry],
+    settings: Settings,
+    cochange: Mapping[str, float],
+) -> list[TriageEntry]:
+    """A selected test file that co-changes with the edit: one ``TestedBy`` MAY-IMPACT entry.
+
+    Only for a test file (a ``tests``/``test`` folder, ``test_*.py``, ``*_test.py``,
+    ``conftest.py``) no other entry already puts in MAY-IMPACT or MUST-INSPECT, never for an
+    edited file itself.
+    """
+    shown = {e.file for e in entries if e.bucket is not Bucket.LOW_RISK}
+    edited = {c.file for c in changes}
+    out = []
+    for site in tested:
+        share = cochange.get(site.test_file, 0.0)
+        if (
+            share < settings.cochange_support
+            or site.test_file in shown | edited
+            or not _is_test_file(site.test_file)
+        ):
+            continue
+        change = next(
+            (c for c in changes if c.file == site.changed_file and c.change_type not in _NO_REACH),
+            None,
+        )
+        if change is None:
+            continue
+        out.append(
+            TriageEntry(
+                entity=site.entity,
+                file=site.test_file,
+                line=site.line,
+                range=((site.line, 0), (site.line, 0)),
+                conf=round(_may_conf(share, share, settings, history=True), _DECIMALS),
+                distance=1,
+                relation=Relation.TESTED_BY,
+                reason=cause_label(change, site=site.entity, relation=Relation.TESTED_BY),
+                seed=change.entity,
+                change_type=change.change_type,
+                bucket=Bucket.MAY_IMPACT,
+                via=change.entity,
+            )
+        )
+    return out
+
+
 def _unsupported(name_matched: bool, tied: bool, far: bool, member: Member) -> bool:
     """A name-matched site whose file has no other tie to the change (co-change, an import of
     the changed module), or a site beyond distance 1 that co-change does not support."""
@@ -218,6 +347,8 @@ def _hidden_entries(
     change_of: dict[QualName, Change],
     settings: Settings,
     cochange: Mapping[str, float],
+    *,
+    history: bool,
 ) -> list[TriageEntry]:
     out = []
     for ref in hidden:
@@ -231,16 +362,18 @@ def _hidden_entries(
         relations = select_relations(change)
         relation = relations[0] if relations else Relation.CALLERS
         label = cause_label(change, site=ref.entity, relation=relation)
-        # a bare string that many definitions could be named by, in a file with no other tie
-        # to the change, stays listed (``unanalyzable``) but not in MAY-IMPACT
-        weak = ref.weak and cochange.get(ref.file, 0.0) < settings.cochange_min
+        share = cochange.get(ref.file, 0.0)
+        weak = _hidden_weak(ref, share, settings, history=history)
+        conf = _below(settings.may_min)
+        if not weak:
+            conf = round(_may_conf(settings.may_min, share, settings, history=history), _DECIMALS)
         out.append(
             TriageEntry(
                 entity=ref.entity,
                 file=ref.file,
                 line=ref.line,
                 range=((ref.line, 0), (ref.line, 0)),
-                conf=_below(settings.may_min) if weak else round(settings.may_min, _DECIMALS),
+                conf=conf,
                 distance=1,
                 relation=relation,
                 reason=f"{label} (unanalyzable: {ref.reason})",

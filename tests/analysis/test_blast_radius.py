@@ -472,3 +472,77 @@ def test_a_call_that_still_binds_is_may_impact_only_where_history_ties_its_file(
     low = _where(report, "low_risk")
     assert ("tests/test_shelf.py", 5) in low and ("pkg/shelf.py", 5) in low
     assert "tests/test_shelf.py::test_size" in [t.test for t in report.tests]
+
+
+PRICES = {
+    "pkg/__init__.py": "",
+    "pkg/price.py": "def total(items):\n    return sum(items)\n",
+    # binds the new signature; history ties it to price.py
+    "pkg/cart.py": "from pkg.price import total\n\n\ndef checkout(items):\n"
+    "    return total(items)\n",
+    # unprovable (*rows) and never edited with price.py
+    "pkg/report.py": "from pkg.price import total\n\n\ndef summarize(rows):\n"
+    "    return total(*rows)\n",
+    # a string-keyed lookup of the name, never edited with price.py
+    "pkg/legacy.py": "from pkg import price\n\n\ndef run(name):\n"
+    '    return getattr(price, "total")\n',
+    # four calls from the change: past the walk's depth 3, inside the test map's reach
+    "pkg/deep.py": "from pkg.cart import checkout\n\n\ndef one():\n    return checkout([1])\n\n\n"
+    "def two():\n    return one()\n\n\ndef three():\n    return two()\n",
+    "tests/__init__.py": "",
+    "tests/test_deep.py": "from pkg.deep import three\n\n\ndef test_three():\n"
+    "    assert three() == 1\n",
+    "tests/test_far.py": "from pkg.deep import three\n\n\ndef test_far():\n    assert three()\n",
+}
+PRICE_HISTORY = "".join(
+    f'[[commit]]\nmessage = "price: {n}"\ndate = "2024-01-0{n}T10:00:00Z"\ntouch = {touch}\n\n'
+    for n, touch in (
+        (2, '["pkg/price.py", "pkg/cart.py", "tests/test_deep.py"]'),
+        (3, '["pkg/price.py", "pkg/cart.py"]'),
+        (4, '["pkg/price.py"]'),
+        (5, '["pkg/report.py", "pkg/legacy.py", "tests/test_far.py"]'),
+        (6, '["pkg/deep.py"]'),
+    )
+)
+
+
+def test_with_history_a_site_nothing_proves_broken_is_may_only_where_its_file_co_changes(
+    tmp_path: Path,
+):
+    root = _planted(tmp_path, PRICES, PRICE_HISTORY)
+    price = root / "pkg/price.py"
+    price.write_text("def total(items, tax=0):\n    return sum(items) + tax\n", encoding="utf-8")
+    report = Engine.open(root, {"jedi_confirm": False}).analyze_worktree()
+    shares = {c.file: c.score for c in report.cochange}
+    assert shares["pkg/cart.py"] >= 0.1 and shares["tests/test_deep.py"] >= 0.1
+    assert "pkg/report.py" not in shares and "pkg/legacy.py" not in shares
+    assert report.triage.must_inspect == ()
+    may = {(e.file, e.line, e.relation.value, e.unanalyzable) for e in report.triage.may_impact}
+    # the caller history ties to the edit, and the co-changed test only the test map reaches
+    assert ("pkg/cart.py", 5, "CalledBy", False) in may
+    assert ("tests/test_deep.py", 4, "TestedBy", False) in may
+    # the callers of checkout in deep.py are reached too, but history never tied that file
+    assert {f for f, *_ in may} == {"pkg/cart.py", "tests/test_deep.py"}
+    assert "pkg/deep.py" in {e.file for e in report.triage.low_risk}
+    low = {(e.file, e.line, e.unanalyzable) for e in report.triage.low_risk}
+    # unprovable but unsupported, and a hidden channel: listed LOW-RISK, the latter flagged
+    assert ("pkg/report.py", 5, False) in low
+    assert ("pkg/legacy.py", 5, True) in low
+    assert [(u.file, u.line) for u in report.unanalyzable] == [("pkg/legacy.py", 5)]
+    # a selected test file history does not tie to the edit is re-run, not listed
+    assert "tests/test_far.py" not in {e.file for e in report.triage.may_impact}
+    assert "tests/test_far.py::test_far" in {t.test for t in report.tests}
+    # MAY-IMPACT is ordered by the co-change share that admitted each site
+    cart = next(e for e in report.triage.may_impact if e.file == "pkg/cart.py")
+    assert cart.conf == round(0.35 + 0.65 * shares["pkg/cart.py"], 4)
+
+
+def test_without_history_the_same_edit_keeps_the_unprovable_and_hidden_sites():
+    after = "def total(items, tax=0):\n    return sum(items) + tax\n"
+    report = _analyze(PRICES, "pkg/price.py", after)
+    may = {(e.file, e.line, e.unanalyzable) for e in report.triage.may_impact}
+    assert ("pkg/report.py", 5, False) in may
+    assert ("pkg/legacy.py", 5, True) in may
+    assert "tests/test_deep.py" not in {f for f, *_ in may}
+    # binding proves the call still binds and nothing else ties it: LOW-RISK
+    assert ("pkg/cart.py", 5) in _where(report, "low_risk")

@@ -6,7 +6,7 @@ from types import MappingProxyType
 
 from impact_ls.analysis.binding import Breaks, bind_sites
 from impact_ls.analysis.rank import Ranked, rank_members
-from impact_ls.analysis.triage import triage_members
+from impact_ls.analysis.triage import TestedSite, triage_members
 from impact_ls.analysis.walk import walk_dependents
 from impact_ls.config import Settings
 from impact_ls.graph.codegraph import CodeGraph
@@ -369,9 +369,122 @@ def test_a_weak_hidden_channel_is_listed_low_unless_its_file_co_changes():
         settings=Settings(),
         cochange={"pkg/views.py": 0.5},
     )
+    # with history, a MAY conf is may_min + (1 - may_min) · share: 0.35 + 0.65 · 0.5
     assert [(e.file, e.unanalyzable, e.conf) for e in triage.may_impact] == [
-        ("pkg/views.py", True, 0.35)
+        ("pkg/views.py", True, 0.675)
     ]
     assert [(e.file, e.unanalyzable, e.conf) for e in triage.low_risk] == [
         ("pkg/http.py", True, 0.3499)
     ]
+
+
+def _history_triage(ranked, *, cochange, hidden=(), tested=()):
+    breaks = _scripted(ranked, _breaks, (CHANGE,))
+    return triage_members(
+        ranked,
+        (CHANGE,),
+        breaks=breaks,
+        hidden=hidden,
+        settings=Settings(),
+        cochange=cochange,
+        tested=tested,
+    )
+
+
+def test_with_history_only_co_changed_files_of_unproven_sites_are_may_impact():
+    ranked = [
+        _ranked("pkg.a.f", 1, [_site("pkg/a.py", 4, STAR)], lex=0.5, cochange=0.2),
+        _ranked("pkg.b.g", 1, [_site("pkg/b.py", 7, STAR)], lex=0.5, test_conf=1.0),
+        _ranked("pkg.c.h", 2, [_site("pkg/c.py", 9, TWO)], lex=0.9, cochange=0.3),
+        _ranked("pkg.f.n", 2, [_site("pkg/f.py", 6, TWO)], lex=0.9, cochange=0.2),  # far, weak tie
+        _ranked("pkg.d.k", 1, [_site("pkg/d.py", 3, ONE, name_matched=True)], cochange=0.05),
+        _ranked("pkg.auth.other", 1, [_site("pkg/auth.py", 12, STAR)]),  # the edited file
+        _ranked("pkg.e.m", 1, [_site("pkg/e.py", 2, ONE)], cochange=0.05),  # a proven break
+    ]
+    cochange = {"pkg/a.py": 0.2, "pkg/c.py": 0.3, "pkg/d.py": 0.05, "pkg/e.py": 0.05}
+    cochange["pkg/f.py"] = 0.2
+    triage = _history_triage(ranked, cochange=cochange)
+    assert _rows(triage.must_inspect) == [("pkg.e.m", "pkg/e.py", 2, 0.7, 1)]
+    # ordered by the share that admitted them: may_min + (1 - may_min) · share
+    assert _rows(triage.may_impact) == [
+        ("pkg.auth.other", "pkg/auth.py", 12, 1.0, 1),
+        ("pkg.c.h", "pkg/c.py", 9, 0.545, 2),
+        ("pkg.a.f", "pkg/a.py", 4, 0.48, 1),
+    ]
+    # beyond distance 1 the tie must reach cochange_min (0.3), as without history
+    assert _rows(triage.low_risk) == [
+        ("pkg.b.g", "pkg/b.py", 7, 0.3499, 1),
+        ("pkg.f.n", "pkg/f.py", 6, 0.3499, 2),
+        ("pkg.d.k", "pkg/d.py", 3, 0.05, 1),
+    ]
+    # the same members without history: the unprovable, the tested caller and the far one
+    # whose lex alone reaches may_min are MAY-IMPACT
+    without = _triage(ranked)
+    assert {e.file for e in without.may_impact} == {
+        "pkg/a.py",
+        "pkg/b.py",
+        "pkg/c.py",
+        "pkg/f.py",
+        "pkg/auth.py",
+    }
+
+
+def test_with_history_a_hidden_channel_is_may_impact_only_where_its_file_co_changes():
+    def ref(file: str) -> Unanalyzable:
+        return Unanalyzable(
+            file=file,
+            line=5,
+            reason="string-keyed getattr of 'login'",
+            entity=Q("pkg.plugins.run"),
+            name="login",
+            seed=SEED,
+        )
+
+    hidden = (ref("pkg/plugins.py"), ref("pkg/hooks.py"))
+    triage = _history_triage([], cochange={"pkg/hooks.py": 0.1}, hidden=hidden)
+    assert [(e.file, e.unanalyzable, e.conf) for e in triage.may_impact] == [
+        ("pkg/hooks.py", True, 0.415)
+    ]
+    assert [(e.file, e.unanalyzable) for e in triage.low_risk] == [("pkg/plugins.py", True)]
+    # without history both stay MAY-IMPACT (a reference that is not weak is never LOW-RISK)
+    plain = _triage([], hidden=hidden)
+    assert {e.file for e in plain.may_impact} == {"pkg/plugins.py", "pkg/hooks.py"}
+
+
+def test_a_selected_test_file_that_co_changes_gets_one_tested_by_entry():
+    def tested(file: str, entity: str, line: int = 3) -> TestedSite:
+        return TestedSite(
+            test_file=file, entity=Q(entity), line=line, conf=0.56, changed_file="pkg/auth.py"
+        )
+
+    sites = (
+        tested("tests/test_login.py", "tests.test_login.test_ok"),
+        tested("tests/test_far.py", "tests.test_far.test_far"),  # co-changes too little
+        tested("tests/test_api.py", "tests.test_api.test_call"),  # already a MAY site
+        tested("pkg/selftest.py", "pkg.selftest.test_self"),  # not a test file
+    )
+    ranked = [
+        _ranked("tests.test_api.test_x", 1, [_site("tests/test_api.py", 9, STAR)], cochange=0.3)
+    ]
+    cochange = {
+        "tests/test_login.py": 0.4,
+        "tests/test_far.py": 0.05,
+        "tests/test_api.py": 0.3,
+        "pkg/selftest.py": 0.9,
+    }
+    triage = _history_triage(ranked, cochange=cochange, tested=sites)
+    rows = [(e.file, e.line, e.relation, e.conf) for e in triage.may_impact]
+    assert rows == [
+        ("tests/test_login.py", 3, Relation.TESTED_BY, 0.61),
+        ("tests/test_api.py", 9, Relation.CALLED_BY, 0.545),
+    ]
+    entry = triage.may_impact[0]
+    assert entry.reason == (
+        "method-signature changed (added param mfa) → tests.test_login.test_ok "
+        "must be re-tested via TestedBy"
+    )
+    # without history no test file is listed as a site
+    plain = triage_members(
+        ranked, (CHANGE,), breaks=Breaks(), hidden=(), settings=Settings(), tested=sites
+    )
+    assert "tests/test_login.py" not in {e.file for e in plain.may_impact}

@@ -56,7 +56,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 sys.path.insert(0, str(HERE))
 
-from commits_ablation import CHANNELS, AblationError  # noqa: E402
+from commits_ablation import CHANNELS, RULES, AblationError  # noqa: E402
 from commits_cases import Case, is_test_path, mine_cases, select_cases, unique_cases  # noqa: E402
 from commits_hidden import HiddenResult, run_probe  # noqa: E402
 from commits_metrics import Scores, score  # noqa: E402
@@ -77,6 +77,11 @@ REPOS = {
     "click": "pallets/click",
 }
 DEFAULT_REPOS = ("pytest", "rich", "starlette", "jinja", "aiohttp", "black")
+# Triage rules are decided on these; the others are held out and reported beside them.
+DEV_REPOS = ("pytest", "rich", "aiohttp")
+# the ablation that switches every issue-11 triage rule off: the "before" row of the same run
+BEFORE = "issue11-rules"
+BEFORE_LABEL = "ours before the issue-11 triage rules (MUST ∪ MAY)"
 FIXED_K = 10
 NOISE = 0.05  # spec §7.6: |Δ| ≤ 5% (absolute) is noise
 AIM_ANALYZE_S = 0.5
@@ -188,7 +193,7 @@ def run_case(
     history: CoChangeHistory,
     case: Case,
     *,
-    ablate: bool,
+    ablate: tuple[str, ...],
     dump: Path | None = None,
 ) -> CaseRun:
     """Replay one case: our analysis (and its ablations) and both peers."""
@@ -214,7 +219,7 @@ def run_case(
     run.report_cochange = tuple(c["file"] for c in report["cochange"])
     run.change_types = tuple(f"{c['change_type']}:{c['entity']}" for c in report["changes"])
     if ablate:
-        for channel in CHANNELS:
+        for channel in ablate:
             ablated, _, _ = _analyze(
                 replayer, case.seed, channel, expect_call=bool(report["changes"])
             )
@@ -251,9 +256,10 @@ def run_repo(
     cases: int,
     pool: int,
     seed: int,
-    ablate: bool,
+    ablate: tuple[str, ...],
     only: str | None = None,
     dump: Path | None = None,
+    jsonl: Path | None = None,
 ) -> RepoRun:
     """Mine, select and replay one repository's cases (``only``: the case whose sha starts so)."""
     clone = ensure_clone(name, mirror)
@@ -271,6 +277,9 @@ def run_repo(
         started = time.perf_counter()
         run = run_case(replayer, history, case, ablate=ablate, dump=dump)
         repo.runs.append(run)
+        if jsonl is not None:  # a row per case as it ends: a cut run still has its cases
+            with jsonl.open("a", encoding="utf-8") as out:
+                out.write(json.dumps(case_row(run)) + "\n")
         status = (
             "ERROR"
             if run.error
@@ -354,6 +363,9 @@ def render_accuracy(repos: list[RepoRun]) -> str:
         f" ≥ 0.30 ({_aim(must.recall, 0.30)}) at precision {must.precision:.2f} ≥ 0.90 "
         f"({_aim(must.precision, 0.90)}).",
         "",
+        "### Rules' development repositories and held-out repositories",
+        "",
+        render_halves(repos),
         "### Per repository",
         "",
         "| repository | cases | method | recall | precision | F1 | MRR | mean files |",
@@ -364,6 +376,39 @@ def render_accuracy(repos: list[RepoRun]) -> str:
             s = _scores(repo.runs, method)
             out.append(
                 f"| {repo.name} | {s.cases} | {METHOD_LABELS[method]} | {s.recall:.2f} | "
+                f"{s.precision:.2f} | {s.f1:.2f} | {s.mrr:.2f} | {s.size:.1f} |"
+            )
+    return "\n".join(out) + "\n"
+
+
+def render_halves(repos: list[RepoRun]) -> str:
+    """Ours and the peers on the development repositories, the held-out ones and all."""
+    halves = [
+        (f"dev ({', '.join(r.name for r in repos if r.name in DEV_REPOS)})", True),
+        (f"held out ({', '.join(r.name for r in repos if r.name not in DEV_REPOS)})", False),
+    ]
+    out = [
+        "| repositories | cases | method | recall | precision | F1 | MRR | mean files |",
+        "|---|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    groups = [
+        (label, [r for repo in repos if (repo.name in DEV_REPOS) == dev for r in repo.runs])
+        for label, dev in halves
+    ]
+    groups.append(("all", [r for repo in repos for r in repo.runs]))
+    for label, runs in groups:
+        if not runs:
+            continue
+        rows = [(METHOD_LABELS[m], _scores(runs, m)) for m in ("ours", "ours_must")]
+        if any(BEFORE in r.ablations for r in runs):
+            rows.append((BEFORE_LABEL, _ablation_scores(runs, BEFORE)))
+        rows += [
+            (METHOD_LABELS[m], _scores(runs, m))
+            for m in ("grep", "cochange_k_ours", "cochange_k10")
+        ]
+        for method_label, s in rows:
+            out.append(
+                f"| {label} | {s.cases} | {method_label} | {s.recall:.2f} | "
                 f"{s.precision:.2f} | {s.f1:.2f} | {s.mrr:.2f} | {s.size:.1f} |"
             )
     return "\n".join(out) + "\n"
@@ -381,6 +426,8 @@ def render_ablation(repos: list[RepoRun]) -> str:
         f"{full.mrr:.2f} | {full_must.recall:.2f} | {full_must.precision:.2f} | | | |",
     ]
     for channel in CHANNELS:
+        if not any(channel in r.ablations for r in runs):
+            continue
         s = _ablation_scores(runs, channel)
         m = _ablation_scores(runs, channel, must=True)
         d_recall, d_precision = s.recall - full.recall, s.precision - full.precision
@@ -390,7 +437,8 @@ def render_ablation(repos: list[RepoRun]) -> str:
             else "keep"
         )
         out.append(
-            f"| − {channel} | {s.recall:.2f} | {s.precision:.2f} | {s.f1:.2f} | {s.mrr:.2f} | "
+            f"| − {'rule: ' if channel in RULES else ''}{channel} | {s.recall:.2f} | "
+            f"{s.precision:.2f} | {s.f1:.2f} | {s.mrr:.2f} | "
             f"{m.recall:.2f} | {m.precision:.2f} | {d_recall:+.3f} | {d_precision:+.3f} | "
             f"{verdict} |"
         )
@@ -544,7 +592,11 @@ def render(
         render_accuracy(repos),
     ]
     if not args.skip_ablation:
-        parts += ["### Ablation (each evidence channel removed alone)", "", render_ablation(repos)]
+        parts += [
+            "### Ablation (each evidence channel and each issue-11 triage rule removed alone)",
+            "",
+            render_ablation(repos),
+        ]
     if hidden is not None:
         parts += ["### Hidden-channel probe", "", render_hidden(hidden)]
     parts += ["### Seconds per case (warm engine)", "", render_timing(repos)]
@@ -566,40 +618,41 @@ def write_readme(block: str) -> None:
     README.write_text(text, encoding="utf-8")
 
 
+def case_row(r: CaseRun) -> dict[str, Any]:
+    """One replayed case as a JSON row (seed, names, gold, ours, peers, ablations, timings)."""
+    return {
+        "repo": r.case.repo,
+        "sha": r.case.sha,
+        "parent": r.case.parent,
+        "subject": r.case.subject,
+        "seed": r.case.seed,
+        "changed": list(r.case.changed),
+        "names": list(r.case.names),
+        "signatures": [list(s) for s in r.case.signatures],
+        "gold": list(r.case.gold),
+        "ours": list(r.ours.ranked) if r.ours else [],
+        "ours_must": list(r.ours.must) if r.ours else [],
+        "ours_test_ids": list(r.ours.with_test_ids) if r.ours else [],
+        "why": r.why,
+        "low_risk": list(r.low_risk),
+        "report_cochange": list(r.report_cochange),
+        "unanalyzable": list(r.ours.unanalyzable) if r.ours else [],
+        "changes": list(r.change_types),
+        "grep": list(r.grep),
+        "cochange": list(r.cochange[:50]),
+        "ablations": {k: list(v) for k, v in r.ablations.items()},
+        "ablation_must": {k: list(v) for k, v in r.ablation_must.items()},
+        "analyze_wall_s": round(r.analyze.wall_s, 4),
+        "analyze_cpu_s": round(r.analyze.cpu_s, 4),
+        "refresh_wall_s": round(r.refresh.wall_s, 4),
+        "refresh_cpu_s": round(r.refresh.cpu_s, 4),
+        "error": r.error,
+    }
+
+
 def to_json(repos: list[RepoRun], hidden: list[HiddenResult] | None) -> dict[str, Any]:
     """Per-repository pins and per-case rows (seed, names, gold, ours, grep, co-change, …)."""
-    rows = []
-    for repo in repos:
-        for r in repo.runs:
-            rows.append(
-                {
-                    "repo": repo.name,
-                    "sha": r.case.sha,
-                    "parent": r.case.parent,
-                    "subject": r.case.subject,
-                    "seed": r.case.seed,
-                    "changed": list(r.case.changed),
-                    "names": list(r.case.names),
-                    "signatures": [list(s) for s in r.case.signatures],
-                    "gold": list(r.case.gold),
-                    "ours": list(r.ours.ranked) if r.ours else [],
-                    "ours_must": list(r.ours.must) if r.ours else [],
-                    "ours_test_ids": list(r.ours.with_test_ids) if r.ours else [],
-                    "why": r.why,
-                    "low_risk": list(r.low_risk),
-                    "report_cochange": list(r.report_cochange),
-                    "unanalyzable": list(r.ours.unanalyzable) if r.ours else [],
-                    "changes": list(r.change_types),
-                    "grep": list(r.grep),
-                    "cochange": list(r.cochange[:50]),
-                    "ablations": {k: list(v) for k, v in r.ablations.items()},
-                    "analyze_wall_s": round(r.analyze.wall_s, 4),
-                    "analyze_cpu_s": round(r.analyze.cpu_s, 4),
-                    "refresh_wall_s": round(r.refresh.wall_s, 4),
-                    "refresh_cpu_s": round(r.refresh.cpu_s, 4),
-                    "error": r.error,
-                }
-            )
+    rows = [case_row(r) for repo in repos for r in repo.runs]
     return {
         "repos": [
             {
@@ -619,6 +672,54 @@ def to_json(repos: list[RepoRun], hidden: list[HiddenResult] | None) -> dict[str
     }
 
 
+def from_rows(rows: list[dict[str, Any]], *, pool: int) -> list[RepoRun]:
+    """Rebuild the runs of ``--jsonl`` rows (a cut run's cases), repositories in row order."""
+    repos: dict[str, RepoRun] = {}
+    for row in rows:
+        name = row["repo"]
+        if name not in repos:
+            clone = DATA / "repos" / name
+            head = _git(clone, "rev-parse", "HEAD") if (clone / ".git").exists() else "?"
+            mined = mine_cases(clone, name, pool=pool, cache_dir=DATA / "cases") if head else []
+            repos[name] = RepoRun(
+                name=name,
+                slug=REPOS[name],
+                head=head,
+                mined=len(mined),
+                unique=len(unique_cases(mined)),
+            )
+        case = Case(
+            repo=name,
+            sha=row["sha"],
+            parent=row["parent"],
+            time=0,
+            subject=row["subject"],
+            seed=row["seed"],
+            changed=tuple(row["changed"]),
+            names=tuple(row["names"]),
+            gold=tuple(row["gold"]),
+            signatures=tuple((a, b, c) for a, b, c in row["signatures"]),
+        )
+        run = CaseRun(case=case, error=row["error"])
+        if not row["error"]:
+            run.ours = Prediction(
+                ranked=tuple(row["ours"]),
+                must=tuple(row["ours_must"]),
+                with_test_ids=tuple(row["ours_test_ids"]),
+                changes=len(row["changes"]),
+                unanalyzable=tuple(row["unanalyzable"]),
+            )
+        run.grep, run.cochange = tuple(row["grep"]), tuple(row["cochange"])
+        run.why, run.low_risk = row["why"], tuple(row["low_risk"])
+        run.report_cochange, run.change_types = tuple(row["report_cochange"]), tuple(row["changes"])
+        run.ablations = {k: tuple(v) for k, v in row["ablations"].items()}
+        run.ablation_must = {k: tuple(v) for k, v in row.get("ablation_must", {}).items()}
+        run.analyze = Timing(wall_s=row["analyze_wall_s"], cpu_s=row["analyze_cpu_s"])
+        run.refresh = Timing(wall_s=row["refresh_wall_s"], cpu_s=row["refresh_cpu_s"])
+        repos[name].runs.append(run)
+    return list(repos.values())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -630,13 +731,30 @@ def main() -> int:
     parser.add_argument("--pool", type=int, default=0, help="recent cases mined (default 2×)")
     parser.add_argument("--seed", type=int, default=11, help="seed of the case sample")
     parser.add_argument("--skip-ablation", action="store_true", help="no ablation rows")
+    parser.add_argument(
+        "--ablate",
+        default=",".join(CHANNELS),
+        help=f"channels and rules removed one at a time (default: {', '.join(CHANNELS)})",
+    )
     parser.add_argument("--skip-hidden", action="store_true", help="no hidden-channel probe")
     parser.add_argument("--mirror", type=Path, default=MIRROR, help="where fetched repos are")
     parser.add_argument("--json", type=Path, help="write per-case rows here")
     parser.add_argument("--only", help="replay only the case whose commit sha starts so")
     parser.add_argument("--dump", type=Path, help="write each case's report JSON into this folder")
+    parser.add_argument("--jsonl", type=Path, help="append each case's row here as it ends")
+    parser.add_argument(
+        "--from-jsonl", type=Path, help="render the tables of a (possibly cut) run's --jsonl rows"
+    )
     parser.add_argument("--no-readme", action="store_true", help="do not update README.md")
     args = parser.parse_args()
+    if args.from_jsonl:
+        lines = args.from_jsonl.read_text(encoding="utf-8").splitlines()
+        rows = [json.loads(line) for line in lines if line]
+        block = render(from_rows(rows, pool=args.pool or 2 * args.cases), None, args)
+        print(block)
+        if not args.no_readme:
+            write_readme(block)
+        return 0
     names = [n.strip() for n in args.repos.split(",") if n.strip()]
     unknown = [n for n in names if n not in REPOS]
     if unknown:
@@ -644,6 +762,9 @@ def main() -> int:
     if args.cases < 1:
         parser.error("--cases must be at least 1")
     pool = args.pool or 2 * args.cases
+    ablate = tuple(c.strip() for c in args.ablate.split(",") if c.strip())
+    if set(ablate) - set(CHANNELS):
+        parser.error(f"unknown --ablate {sorted(set(ablate) - set(CHANNELS))}; known: {CHANNELS}")
     repos = []
     for name in names:
         print(f"{name}: mining and replaying", file=sys.stderr, flush=True)
@@ -654,9 +775,10 @@ def main() -> int:
                 cases=args.cases,
                 pool=pool,
                 seed=args.seed,
-                ablate=not args.skip_ablation,
+                ablate=() if args.skip_ablation else ablate,
                 only=args.only,
                 dump=args.dump,
+                jsonl=args.jsonl,
             )
         )
     hidden = None
