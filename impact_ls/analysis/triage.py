@@ -17,10 +17,9 @@ Contract:
              MAY-IMPACT: a direct use of a class whose bases changed (``isinstance``,
              ``except``, inherited members). Then, when history knows the edit (the edited
              files have co-change partners), history decides the rest: a reached site nothing
-             proves broken — unprovable, still binding, name-matched or a hidden channel — is
-             MAY-IMPACT iff its file co-changes with the edited file at ≥ ``cochange_support``
-             (beyond distance 1: ≥ ``cochange_min``) or is an edited file, else LOW-RISK (a
-             hidden channel still flagged ``unanalyzable``); and a test file the test map
+             proves broken — unprovable, still binding or name-matched — is MAY-IMPACT iff its
+             file co-changes with the edited file at ≥ ``cochange_support`` (beyond distance 1:
+             ≥ ``cochange_min``) or is an edited file, else LOW-RISK; and a test file the test map
              selects that co-changes so gets one MAY-IMPACT entry (``TestedBy``, its most
              confident test) when no other entry puts it there (issue 11: on real commits,
              reached files under that share were nearly never edited with the change).
@@ -28,10 +27,10 @@ Contract:
              binds is LOW-RISK; any other distance-1 site that is unprovable or whose member
              has lex ≥ ``lex_min``, test confidence ≥ ``test_min`` or conf ≥ ``may_min`` is
              MAY-IMPACT — except that a name-matched site needs its file to import the changed
-             module, and a site beyond distance 1 needs conf ≥ ``may_min`` from lex alone; and
-             every hidden channel, flagged ``unanalyzable`` with the reference's reason, except
-             a ``weak`` one (a bare string of a name other definitions share, in a file with no
-             import of the changed module).
+             module, and a site beyond distance 1 needs conf ≥ ``may_min`` from lex alone.
+             With or without history: every hidden channel, flagged ``unanalyzable`` with the
+             reference's reason, except a ``weak`` one (a bare string of a name other
+             definitions share, in a file with no import of the changed module).
              LOW-RISK: the rest of what the walk touched.
     conf     MUST: max(lex · 0.5^(distance - 1), co-change, test confidence), floored to
              ``must_min``. MAY with history: ``may_min`` + (1 - ``may_min``) · co-change share
@@ -256,16 +255,14 @@ def _may_conf(base: float, share: float, settings: Settings, *, history: bool) -
     return max(base, settings.may_min)
 
 
-def _hidden_weak(ref: Unanalyzable, share: float, settings: Settings, *, history: bool) -> bool:
-    """Whether a hidden channel stays out of MAY-IMPACT (listed LOW-RISK, still flagged).
+def _hidden_weak(ref: Unanalyzable, share: float, settings: Settings) -> bool:
+    """Whether a hidden channel stays out of MAY-IMPACT (listed LOW-RISK, still flagged): a
+    ``weak`` one (a bare string that many definitions could be named by, in a file with no
+    other tie to the change) whose file does not co-change ≥ ``cochange_min``.
 
-    Without history: a ``weak`` one (a bare string that many definitions could be named by, in
-    a file with no other tie to the change) whose file does not co-change ≥ ``cochange_min``.
-    With history: any whose file does not co-change ≥ ``cochange_support`` (issue 11: on real
-    commits such files were nearly never edited with the change).
+    History does not demote the others: what no analysis can see is never LOW-RISK on the
+    absence of a co-change tie alone (DESIGN §3; on real commits the gate changed little).
     """
-    if history:
-        return share < settings.cochange_support
     return ref.weak and share < settings.cochange_min
 
 
@@ -363,7 +360,7 @@ def _hidden_entries(
         relation = relations[0] if relations else Relation.CALLERS
         label = cause_label(change, site=ref.entity, relation=relation)
         share = cochange.get(ref.file, 0.0)
-        weak = _hidden_weak(ref, share, settings, history=history)
+        weak = _hidden_weak(ref, share, settings)
         conf = _below(settings.may_min)
         if not weak:
             conf = round(_may_conf(settings.may_min, share, settings, history=history), _DECIMALS)

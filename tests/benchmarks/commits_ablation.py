@@ -22,8 +22,6 @@ What each ablation does:
   False: triage as it was before them, the "before" row of the same run);
 * ``history-gate`` — only the rule that a reached site nothing proves broken is MAY-IMPACT iff
   its file co-changes (``triage._gated`` answers False);
-* ``hidden-gate`` — only the same rule for hidden channels (``triage._hidden_weak`` judged as
-  without history);
 * ``cochange-rank`` — only the MAY-IMPACT conf by co-change share (``triage._may_conf`` as
   without history);
 * ``cochanged-tests`` — only the ``TestedBy`` entries of selected test files that co-change
@@ -44,9 +42,9 @@ from typing import Any
 
 EVIDENCE = ("walk", "cochange", "tests", "lexical")
 # triage rules of issue 11, each switched off alone the same way
-RULES = ("issue11-rules", "history-gate", "hidden-gate", "cochange-rank", "cochanged-tests")
+RULES = ("issue11-rules", "history-gate", "cochange-rank", "cochanged-tests")
 # rules that run only where a case has the sites they judge (no "never called" check)
-_SOMETIMES = frozenset({"history-gate", "hidden-gate", "cochange-rank", "cochanged-tests"})
+_SOMETIMES = frozenset({"history-gate", "cochange-rank", "cochanged-tests"})
 CHANNELS = (*EVIDENCE, *RULES)
 
 # channel → (module, attribute, qualified name of the function expected there)
@@ -69,11 +67,6 @@ PATCH_POINTS: dict[str, tuple[str, str, str]] = {
         "impact_ls.analysis.triage._knows_history",
     ),
     "history-gate": ("impact_ls.analysis.triage", "_gated", "impact_ls.analysis.triage._gated"),
-    "hidden-gate": (
-        "impact_ls.analysis.triage",
-        "_hidden_weak",
-        "impact_ls.analysis.triage._hidden_weak",
-    ),
     "cochange-rank": (
         "impact_ls.analysis.triage",
         "_may_conf",
@@ -150,7 +143,7 @@ def _replacement(channel: str, original: Callable[..., Any], calls: list[int]) -
             return False
 
         return no_history
-    if channel in ("hidden-gate", "cochange-rank"):
+    if channel == "cochange-rank":
 
         def as_without_history(*args: Any, **kwargs: Any) -> Any:
             count()
