@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import logging
 from bisect import bisect_left
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from impact_ls.analysis.causes import cause_label
@@ -211,11 +211,11 @@ def _fit_tokens(dag: Dag, fit: _Fit) -> tuple[Dag, bool]:
     edge_lengths = [_json_length(_edge_payload(e)) for e in dag.edges]
     edge_chars = sum(edge_lengths) + _SEPARATOR * max(len(edge_lengths) - 1, 0)
 
+    def node_lengths(limit: int) -> list[int]:
+        return [b + _string_length(s, limit) for b, s in zip(bases, signatures, strict=True)]
+
     def fits(limit: int) -> bool:
-        node_chars = sum(
-            b + _string_length(s, limit) for b, s in zip(bases, signatures, strict=True)
-        )
-        node_chars += _SEPARATOR * max(len(bases) - 1, 0)
+        node_chars = sum(node_lengths(limit)) + _SEPARATOR * max(len(bases) - 1, 0)
         return _tokens_of_length(_FRAME + node_chars + edge_chars) <= fit.max_tokens
 
     longest = max(map(len, signatures), default=0)
@@ -224,29 +224,27 @@ def _fit_tokens(dag: Dag, fit: _Fit) -> tuple[Dag, bool]:
     limit = longest
     if longest > _MIN_SIGNATURE:
         # The highest signature length that fits: every longer signature is cut to it.
-        low, high = _MIN_SIGNATURE, longest
-        while low < high:
-            mid = (low + high + 1) // 2
-            low, high = (mid, high) if fits(mid) else (low, mid - 1)
-        limit = low
+        limit = _largest(_MIN_SIGNATURE, longest, fits)
         if fits(limit):
             return _shorten(dag, limit), True
     shortened = _shorten(dag, limit)
-    count = _longest_prefix(shortened, fit)
+    count = _longest_prefix(node_lengths(limit), fit)
     by_entity = {n.entity: n for n in shortened.nodes}
     return _assemble(fit.kept[:count], by_entity, fit.edges, fit.position, fit.max_edges), True
 
 
-def _longest_prefix(dag: Dag, fit: _Fit) -> int:
+def _longest_prefix(node_lengths: Sequence[int], fit: _Fit) -> int:
     """The most nodes of the order whose DAG fits ``max_tokens``; the seeds always stay.
+
+    ``node_lengths`` are the JSON lengths of the nodes in order, signatures as cut.
 
     ``kept`` is a prefix of the node order, so the DAG of its first ``count`` nodes holds the
     edges whose target is among them — a prefix of the edges sorted by (target, source)
     position, cut at ``max_edges`` as ``_assemble`` cuts it.
     """
     node_sums = [0]
-    for node in dag.nodes:
-        node_sums.append(node_sums[-1] + _json_length(_node_payload(node, node.signature)))
+    for length in node_lengths:
+        node_sums.append(node_sums[-1] + length)
     kept, position = fit.kept, fit.position
     inside = sorted(
         (position[t], position[s], _json_length(_edge_payload(e)))
@@ -269,7 +267,11 @@ def _longest_prefix(dag: Dag, fit: _Fit) -> int:
         )
         return _tokens_of_length(chars) <= fit.max_tokens
 
-    low, high = min(fit.seed_count, len(kept)), len(kept)
+    return _largest(min(fit.seed_count, len(kept)), len(kept), fits)
+
+
+def _largest(low: int, high: int, fits: Callable[[int], bool]) -> int:
+    """The largest value in ``low``..``high`` that ``fits`` (monotone), ``low`` if none above."""
     while low < high:
         mid = (low + high + 1) // 2
         low, high = (mid, high) if fits(mid) else (low, mid - 1)
