@@ -243,6 +243,12 @@ class Session:
             doc.synced = None  # a refresh may have put the disk text back: re-apply buffers
         return moved
 
+    def _know_baseline(self, doc: Document) -> None:
+        """Read ``doc``'s baseline once; a refresh or a moved HEAD forgets it."""
+        if not doc.baseline_known:
+            doc.baseline = self._baseline(doc)
+            doc.baseline_known = True
+
     def _baseline(self, doc: Document) -> str | None:
         assert self.engine is not None
         saved = doc.saved_text if doc.saved_text is not None else doc.opened_text
@@ -263,9 +269,7 @@ class Session:
         engine = self.engine
         if engine is None:
             return Analysis(report=None, diagnostics={}, text=text)
-        if not doc.baseline_known:
-            doc.baseline = self._baseline(doc)
-            doc.baseline_known = True
+        self._know_baseline(doc)
         if doc.synced != text:
             engine.set_document(doc.file, text)
             doc.synced = text
@@ -293,9 +297,7 @@ class Session:
         CLI's), so that running it misses nothing the lens's bounded search cut (worker
         thread)."""
         engine = self._require_engine()
-        if not doc.baseline_known:
-            doc.baseline = self._baseline(doc)
-            doc.baseline_known = True
+        self._know_baseline(doc)
         if doc.baseline is None or text == doc.baseline:
             return []
         report = engine.analyze([FileEdit(file=doc.file, baseline=doc.baseline, current=text)])
@@ -311,9 +313,7 @@ class Session:
             text = texts.get(doc.uri)
             if text is None:
                 continue
-            if not doc.baseline_known:
-                doc.baseline = self._baseline(doc)
-                doc.baseline_known = True
+            self._know_baseline(doc)
             if text == doc.baseline:
                 edits.pop(doc.file, None)
             else:
