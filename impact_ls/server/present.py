@@ -446,12 +446,9 @@ def _run_tests_command(uri: str, tests: list[str], report: Report) -> types.Comm
     """Run ``tests``; when the editor's search stopped at its budget, the server first completes
     the document's selection with an unbounded search (``complete``), so the run misses none."""
     title = f"Run {_affected(len(tests), cut=report.selection_cut)}"
-    if report.selection_cut:
-        return types.Command(
-            title=title, command=CMD_RUN_AFFECTED_TESTS, arguments=[{"uri": uri, "complete": True}]
-        )
+    selection: dict[str, Any] = {"complete": True} if report.selection_cut else {"tests": tests}
     return types.Command(
-        title=title, command=CMD_RUN_AFFECTED_TESTS, arguments=[{"uri": uri, "tests": tests}]
+        title=title, command=CMD_RUN_AFFECTED_TESTS, arguments=[{"uri": uri, **selection}]
     )
 
 
