@@ -242,6 +242,59 @@ def test_functions_handed_to_builtins_and_libraries_are_called_from_the_hand_ove
     }
 
 
+def test_equal_callees_handing_over_different_functions_call_each_one():
+    # one scope, one callee, two functions handed over: each site calls its own
+    graph = _graph(
+        m="""\
+        def first(x):
+            return x
+
+        def second(x):
+            return x
+
+        def use(items):
+            sorted(items, key=first)
+            sorted(items, key=second)
+        """
+    )
+    assert _calls(graph, "m.use") == {("m.first", CALL, 8), ("m.second", CALL, 9)}
+
+
+def test_a_repeated_callee_gets_its_own_source_span_and_arguments_in_every_scope():
+    # equal callees in other scopes (module-level heads, methods of one class) reuse one
+    # resolution; each edge still names its own caller, line and argument shape
+    graph = _graph(
+        m="""\
+        def helper(a, b=0):
+            return a
+
+        class Box:
+            def load(self):
+                pass
+
+            def one(self):
+                helper(1)
+                self.load()
+
+            def two(self):
+                helper(1, b=2)
+                self.load()
+
+        def alone():
+            helper(3)
+        """
+    )
+    assert _calls(graph, "m.Box.one") == {("m.helper", CALL, 9), ("m.Box.load", CALL, 10)}
+    assert _calls(graph, "m.Box.two") == {("m.helper", CALL, 13), ("m.Box.load", CALL, 14)}
+    assert _calls(graph, "m.alone") == {("m.helper", CALL, 17)}
+    shapes = {
+        e.source: (e.args.positional, e.args.keywords)
+        for e in graph.dependents("m.helper", kinds=(CALL,))
+        if e.args is not None
+    }
+    assert shapes == {"m.Box.one": (1, ()), "m.Box.two": (1, ("b",)), "m.alone": (1, ())}
+
+
 def test_self_and_super_calls_dispatch_through_every_subclass_mro():
     graph = _graph(
         m="""\

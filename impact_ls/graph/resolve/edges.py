@@ -16,6 +16,7 @@ from impact_ls.graph.facts import (
     ITEM,
     SUPER,
     UNKNOWN,
+    AccessFact,
     AccessKind,
     CallFact,
     Chain,
@@ -25,7 +26,15 @@ from impact_ls.graph.fastinit import fast_init
 from impact_ls.graph.resolve import import_edges, pytest_edges
 from impact_ls.graph.resolve.evaluate import BUILTINS, Evaluator
 from impact_ls.graph.resolve.fileinfo import FileInfo, Project
-from impact_ls.graph.resolve.values import OWNERS, USABLE, Kind, Value, scope_chain, union
+from impact_ls.graph.resolve.values import (
+    OWNERS,
+    USABLE,
+    Kind,
+    Value,
+    enclosing_class,
+    scope_chain,
+    union,
+)
 from impact_ls.model import ArgShape, Edge, EdgeKind, NodeKind, QualName, Span
 
 MAX_NAME_CANDIDATES = 16
@@ -95,13 +104,42 @@ def _is_dunder(name: str) -> bool:
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
+def _memo_key(
+    info: FileInfo, scope: str, chain: Chain, values: tuple[tuple[str, Chain], ...]
+) -> _MemoKey:
+    """What the edges of a use whose head is not a local depend on, besides its scope's name,
+    span and arguments.
+
+    A module-level head (``models.CharField(…)``) means the same in every scope of the file,
+    ``self``/``cls``/``super()`` the same in every method of one class; functions handed over
+    as arguments (``values``) are looked up in the use's own scope, as are elements
+    (``handlers["x"]()``) and the heads of functions outside classes.
+    """
+    if values or ITEM in chain:
+        return ("", scope, chain, values)
+    if chain[0] in _CLASS_HEADS:
+        klass = enclosing_class(info, scope)
+        if klass is None:
+            return ("", scope, chain, ())
+        return ("class", klass, chain, ())
+    return ("file", "", chain, ())
+
+
 _new_edge = fast_init(Edge)
 
-# what one call site added: the member edges of its receiver walk, and the edges it returned
+# an edge a site made, without the site's source, span and arguments
+_Made = tuple[EdgeKind, QualName]
+# what one call site added, without its source: the member edges of its receiver walk, and
+# the edges it returned (with whether they carry the site's arguments, and name_matched)
 _CallMemo = tuple[
-    list[tuple[EdgeKind, QualName, QualName]],
-    list[tuple[EdgeKind, QualName, QualName, bool, bool]],
+    list[_Made],
+    list[tuple[EdgeKind, QualName, bool, bool]],
 ]
+# (what the site's scope is keyed by — "" its own scope, "class" its class, "file" nothing —,
+# that scope or class, the callee chain, the values it hands over)
+_MemoKey = tuple[str, str, Chain, tuple[tuple[str, Chain], ...]]
+# heads whose value is the enclosing class (or an instance of it, or its next base)
+_CLASS_HEADS = frozenset({"self", "cls", SUPER})
 
 
 class FileResolver:
@@ -113,7 +151,8 @@ class FileResolver:
         self.file = info.facts.file
         self.edges: list[Edge] = []
         self.fixture_calls: dict[tuple[str, str], list[Edge]] = {}
-        self._call_memo: dict[tuple[str, str, Chain], _CallMemo] = {}
+        self._call_memo: dict[_MemoKey, _CallMemo] = {}
+        self._access_memo: dict[tuple[_MemoKey, AccessKind], list[_Made]] = {}
         self.external_targets: set[QualName] = set()
         self._names: dict[str, bool] = {}
         self._candidates: dict[str, list[QualName]] = {}
@@ -133,12 +172,7 @@ class FileResolver:
                     calls_by_scope.setdefault(call.scope, []).append(edge)
         descriptors = self._defined("__get__") or self._defined("__set__")
         for access in info.facts.accesses:
-            target = self._access(info, access.scope, access.chain, access.span, access.head_local)
-            if descriptors and target is not None:
-                method = "__get__" if access.access is AccessKind.READ else "__set__"
-                called = self.values.descriptor_method(target, method)
-                if called is not None:
-                    self.add(EdgeKind.CALL, info.qual(access.scope), called.qual, access.span)
+            self._access_edges(info, access, descriptors)
         for ref in info.facts.type_refs:
             val = self.values.global_chain(info, ref.chain, ref.scope)
             if val.kind in _TYPE_REF_KINDS:
@@ -187,21 +221,22 @@ class FileResolver:
         return edge
 
     def call_edges(self, info: FileInfo, call: CallFact) -> list[Edge]:
-        """The edges of one call site, replayed from an equal earlier site when there is one.
+        """The edges of one call site, replayed from an equivalent earlier site when there is one.
 
-        A site whose head is not a local resolves the same way wherever it sits in its scope
-        (only a local's type depends on the line), so ``(file, scope, callee)`` keys the result:
-        the member edges its receiver walk added and the edges it returns, both re-made with
-        this site's span and arguments (a quarter of django's call sites repeat one).
+        Only a local's value depends on the line, so a site whose head is not a local resolves
+        alike wherever it sits in its scope, and beyond it (``_memo_key``). A replay re-makes the
+        member edges its receiver walk added and the edges it returns with this site's source,
+        span and arguments (half of django's call sites repeat an earlier one).
         """
         if call.head_local:
             return self._call_edges_uncached(info, call)
-        key = (info.facts.file, call.scope, call.callee)
+        key = _memo_key(info, call.scope, call.callee, call.values)
         memo = self._call_memo.get(key)
         span = call.span
+        source = info.qual(call.scope)
         if memo is not None:
             members, returned = memo
-            for kind, source, target in members:
+            for kind, target in members:
                 self.add(kind, source, target, span)
             return [
                 self.edge(
@@ -212,13 +247,13 @@ class FileResolver:
                     call.args if with_args else None,
                     name_matched=matched,
                 )
-                for kind, source, target, with_args, matched in returned
+                for kind, target, with_args, matched in returned
             ]
         before = len(self.edges)
         out = self._call_edges_uncached(info, call)
         self._call_memo[key] = (
-            [(e.kind, e.source, e.target) for e in self.edges[before:]],
-            [(e.kind, e.source, e.target, e.args is not None, e.name_matched) for e in out],
+            [(e.kind, e.target) for e in self.edges[before:]],
+            [(e.kind, e.target, e.args is not None, e.name_matched) for e in out],
         )
         return out
 
@@ -412,6 +447,29 @@ class FileResolver:
                 if _through_instance(owner) and values.is_property(val):
                     self.add(EdgeKind.CALL, source, val.qual, span)  # the getter runs
         return val
+
+    def _access_edges(self, info: FileInfo, access: AccessFact, descriptors: bool) -> None:
+        """The edges of one access, replayed from an equivalent earlier one as in ``call_edges``
+        (the same ``self.x`` is read over and over in a class)."""
+        span = access.span
+        source = info.qual(access.scope)
+        key = None
+        if not access.head_local:
+            key = (_memo_key(info, access.scope, access.chain, ()), access.access)
+            memo = self._access_memo.get(key)
+            if memo is not None:
+                for kind, made in memo:
+                    self.add(kind, source, made, span)
+                return
+        before = len(self.edges)
+        target = self._access(info, access.scope, access.chain, span, access.head_local)
+        if descriptors and target is not None:
+            method = "__get__" if access.access is AccessKind.READ else "__set__"
+            called = self.values.descriptor_method(target, method)
+            if called is not None:
+                self.add(EdgeKind.CALL, source, called.qual, span)
+        if key is not None:
+            self._access_memo[key] = [(e.kind, e.target) for e in self.edges[before:]]
 
     def _access(
         self, info: FileInfo, scope: str, chain: Chain, span: Span, head_local: bool
