@@ -35,6 +35,9 @@ class FileInfo:
     fixtures: dict[tuple[str, str], list[DefFact]] = field(default_factory=dict)
     autouse: dict[str, list[DefFact]] = field(default_factory=dict)
     quals: dict[str, QualName] = field(default_factory=dict)
+    # memos of values.function_scopes and values.enclosing_class, by scope
+    function_scopes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    enclosing: dict[str, str | None] = field(default_factory=dict)
 
     @property
     def module(self) -> str:

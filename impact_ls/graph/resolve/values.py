@@ -40,9 +40,12 @@ class Kind:
     UNION = "union"
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: resolution makes half a million values on django, and a frozen dataclass's
+# ``__init__`` (``object.__setattr__`` per field) takes three times as long as plain slot
+# stores. Values are hashed and shared as keys all the same: nothing may assign to one.
+@dataclass(slots=True, unsafe_hash=True)
 class Value:
-    """What an expression evaluates to, as far as static resolution can tell."""
+    """What an expression evaluates to, as far as static resolution can tell (never mutated)."""
 
     kind: str
     module: str = ""
@@ -166,8 +169,15 @@ def outer_scope(info: FileInfo, scope: str) -> str:
     return d.parent if d is not None else scope
 
 
-def function_scopes(info: FileInfo, scope: str) -> Iterable[str]:
+def function_scopes(info: FileInfo, scope: str) -> tuple[str, ...]:
     """The scope and its enclosing function scopes (class bodies do not enclose methods)."""
+    found = info.function_scopes.get(scope)  # asked for every local of every call site
+    if found is None:
+        found = info.function_scopes[scope] = tuple(_function_scopes(info, scope))
+    return found
+
+
+def _function_scopes(info: FileInfo, scope: str) -> Iterable[str]:
     first = True
     for s in scope_chain(scope):
         if not s:
@@ -185,6 +195,13 @@ def function_scopes(info: FileInfo, scope: str) -> Iterable[str]:
 
 def enclosing_class(info: FileInfo, scope: str) -> str | None:
     """The class whose method (possibly through nested functions) contains ``scope``."""
+    if scope in info.enclosing:  # asked for every ``self`` of every call site
+        return info.enclosing[scope]
+    found = info.enclosing[scope] = _enclosing_class(info, scope)
+    return found
+
+
+def _enclosing_class(info: FileInfo, scope: str) -> str | None:
     for s in scope_chain(scope):
         if not s:
             return None
