@@ -36,6 +36,8 @@ _DUNDER_BUILTINS = frozenset({*implicit.BUILTIN_DUNDERS, "print"})
 _ADDERS = frozenset({"append", "add", "insert", "setdefault"})
 _CONSTANT = ast.Constant
 _NAME = ast.Name
+# the argument expressions that may name a function or class (``_value_chain`` reads no other)
+_NAMING = frozenset({ast.Name, ast.Attribute, ast.Lambda})
 
 
 def visit_call(walk: Walker, node: ast.Call) -> None:
@@ -102,13 +104,15 @@ def values_of(walk: Walker, node: ast.Call) -> tuple[tuple[str, Chain], ...]:
     """
     out: list[tuple[str, Chain]] = []
     for i, arg in enumerate(node.args):
-        if type(arg) is ast.Starred:
+        kind = type(arg)
+        if kind in _NAMING:
+            chain = _value_chain(walk, arg)
+            if chain is not None:
+                out.append((str(i), chain))
+        elif kind is ast.Starred:
             break  # positions after a ``*`` unpacking are unknown
-        chain = _value_chain(walk, arg)
-        if chain is not None:
-            out.append((str(i), chain))
     for kw in node.keywords:
-        if kw.arg is not None:
+        if kw.arg is not None and type(kw.value) in _NAMING:
             chain = _value_chain(walk, kw.value)
             if chain is not None:
                 out.append((kw.arg, chain))

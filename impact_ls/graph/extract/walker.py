@@ -405,8 +405,15 @@ class Walker:
             else a
             for a in self.assigns
         ]
-        self.type_refs = [replace(t, scope=rename.qual(t.scope)) for t in self.type_refs]
-        self.dynamic = [replace(d, scope=rename.qual(d.scope)) for d in self.dynamic]
+        self.type_refs = [
+            replace(t, scope=rename.qual(t.scope)) if "<lambda:" in t.scope else t
+            for t in self.type_refs
+        ]
+        # a file's string literals are its commonest facts, and few sit inside a lambda
+        self.dynamic = [
+            replace(d, scope=rename.qual(d.scope)) if "<lambda:" in d.scope else d
+            for d in self.dynamic
+        ]
 
 
 class _Renamer:
