@@ -113,6 +113,11 @@ class JediConfirmer:
         self._pending: dict[Edge, None] = {}
         self._runner: threading.Thread | None = None  # the background pass, while one runs
         self._on_done: Callable[[int], object] | None = None
+        # touched by the jedi thread only (``_names_at``)
+        self._scripts: cachetools.LRUCache[tuple[str, str], Any] = cachetools.LRUCache(_SCRIPTS)
+        self._answers: cachetools.LRUCache[tuple[str, str, int, int], tuple[_Name, ...]] = (
+            cachetools.LRUCache(_ANSWERS)
+        )
 
     def __call__(self, edge: Edge) -> bool | None:
         """``True`` if jedi resolves the call site to ``edge.target``, ``False`` if to something
@@ -260,7 +265,7 @@ class JediConfirmer:
 
         def decide() -> bool | None:
             try:
-                return self._decide(edge, text)
+                return self._decide(edge, text, key[1])
             except Exception as exc:  # jedi's internal errors must not reach the analysis
                 logger.debug("jedi failed on %s:%d: %s", edge.file, edge.span.line, exc)
                 return None
@@ -296,30 +301,57 @@ class JediConfirmer:
         if on_done is not None:
             on_done(decided)
 
-    def _decide(self, edge: Edge, text: str) -> bool | None:
-        import jedi  # type: ignore[import-untyped]  # slow to import; only when first needed
-
+    def _decide(self, edge: Edge, text: str, digest: str) -> bool | None:
         position = _member_position(text, edge)
         if position is None:
             return None
-        if self._project is None:
-            self._project = jedi.Project(self._root)
-        script = jedi.Script(code=text, path=self._root / edge.file, project=self._project)
-        line, column = position
-        names = script.goto(line, column, follow_imports=True)
-        if not names:
-            names = script.infer(line, column)
+        names = self._names_at(edge.file, text, digest, position)
         if not names:
             return None
         target = self._node_of(edge.target) if self._node_of is not None else None
-        for name in names:
-            if name.full_name == edge.target:
+        for full_name, module_path, line in names:
+            if full_name == edge.target:
                 return True
-            if target is not None and name.module_path is not None and name.line is not None:
-                same_file = Path(name.module_path).resolve() == self._root / target.file
-                if same_file and name.line == target.span.line:
+            if target is not None and module_path is not None and line is not None:
+                same_file = Path(module_path).resolve() == self._root / target.file
+                if same_file and line == target.span.line:
                     return True
         return False
+
+    def _names_at(
+        self, file: str, text: str, digest: str, position: tuple[int, int]
+    ) -> tuple[_Name, ...]:
+        """What jedi says the attribute at ``position`` is (on the jedi thread only).
+
+        A site name-matched to k methods is one question, not k; the questions about one file
+        share its ``Script``, whose inference state (the imports followed) is most of a
+        question's cost: a fresh ``Script`` per question took three times as long on starlette.
+        """
+        key = (file, digest, *position)
+        found = self._answers.get(key)
+        if found is not None:
+            return found
+        script = self._scripts.get((file, digest))
+        if script is None:
+            import jedi  # type: ignore[import-untyped]  # slow to import; only when first needed
+
+            if self._project is None:
+                self._project = jedi.Project(self._root)
+            script = jedi.Script(code=text, path=self._root / file, project=self._project)
+            self._scripts[(file, digest)] = script
+        line, column = position
+        names = script.goto(line, column, follow_imports=True) or script.infer(line, column)
+        found = self._answers[key] = tuple(
+            (name.full_name, name.module_path, name.line) for name in names
+        )
+        return found
+
+
+# what jedi names at a site: (full name, module path, line), as ``_decide`` compares them
+_Name = tuple[str | None, Any, int | None]
+# Scripts kept for the next question about the same file; each holds its parse and inference
+_SCRIPTS = 8
+_ANSWERS = 4096
 
 
 class _JediThread:

@@ -179,9 +179,9 @@ def test_one_background_pass_at_a_time_asks_jedi_once_per_candidate(
     asked: list[Edge] = []
     decide = confirmer._decide
 
-    def counted(edge: Edge, text: str) -> bool | None:
+    def counted(edge: Edge, text: str, digest: str) -> bool | None:
         asked.append(edge)
-        return decide(edge, text)
+        return decide(edge, text, digest)
 
     monkeypatch.setattr(confirmer, "_decide", counted)
     done: dict[str, threading.Event] = {"first": threading.Event(), "second": threading.Event()}
@@ -204,6 +204,39 @@ def test_one_background_pass_at_a_time_asks_jedi_once_per_candidate(
     # one batch (the second request came before the pass began), or two, the second of which
     # found both decided: either way two verdicts in all
     assert counts in ({"second": 2}, {"first": 2, "second": 0})
+
+
+def test_a_site_matched_to_several_methods_is_one_jedi_question(
+    built: GraphBuilder, confirmer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import jedi  # type: ignore[import-untyped]
+
+    questions: list[tuple[int, int]] = []
+    scripts: list[str] = []
+    goto, init = jedi.Script.goto, jedi.Script.__init__
+
+    def counted_goto(self, line: int, column: int, **kwargs):  # type: ignore[no-untyped-def]
+        questions.append((line, column))
+        return goto(self, line, column, **kwargs)
+
+    def counted_init(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        scripts.append(str(kwargs.get("path")))
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(jedi.Script, "goto", counted_goto)
+    monkeypatch.setattr(jedi.Script, "__init__", counted_init)
+    at_6, at_7 = _matched(built.graph, 6), _matched(built.graph, 7)
+    with confirmer.budget(60.0):
+        verdicts = {(e.span.line, t): confirmer(e) for t, e in (*at_6.items(), *at_7.items())}
+    assert verdicts == {
+        (6, "shapes.Door.open"): False,
+        (6, "shapes.Session.open"): True,
+        (7, "shapes.Door.open"): None,
+        (7, "shapes.Session.open"): None,
+    }
+    # two sites, two candidates each: two questions, both on one Script of app.py
+    assert sorted(line for line, _ in questions) == [6, 7]
+    assert [Path(p).name for p in scripts] == ["app.py"]
 
 
 def test_a_budget_lets_misses_run_jedi_and_counts_every_verdict(
