@@ -117,6 +117,30 @@ def test_a_body_only_edit_reresolves_only_that_file(build_fixture, fixture_texts
     ] == []
 
 
+def test_an_interface_edit_reresolves_only_files_whose_answers_changed() -> None:
+    texts = {
+        "store.py": "class Store:\n    def get(self, key):\n        return key\n",
+        "uses.py": "from store import Store\n\n\ndef make():\n    return Store()\n",
+        # reads "the methods named get" (an unknown receiver), never the module store
+        "guess.py": "def fetch(thing):\n    return thing.get(1)\n",
+    }
+    builder = fresh(texts)
+    # a new method: store's interface changed, and so did "the methods named put"
+    added = texts["store.py"] + "\n    def put(self, key):\n        return key\n"
+    builder.update("store.py", added)
+    assert builder.last_resolved == ("store.py", "uses.py")
+    # a method named get appears elsewhere: guess.py's answer changed, so it re-resolves
+    other = "class Cache:\n    def get(self, key):\n        return None\n"
+    builder.update("cache.py", other)
+    assert "guess.py" in builder.last_resolved
+    assert sorted(e.target for e in builder.graph.dependencies("guess.fetch")) == [
+        "cache.Cache.get",
+        "store.Store.get",
+    ]
+    final = dict(texts, **{"store.py": added, "cache.py": other})
+    assert snapshot(builder.graph) == snapshot(fresh(final).graph)
+
+
 def test_remove_forgets_the_file_and_dangles_its_users(build_fixture, fixture_texts) -> None:
     builder = build_fixture("graph_flat")
     builder.remove("shop/pricing.py")
