@@ -143,11 +143,20 @@ class CodeGraph:
                 del self._dynamic_by_name[ref.name]
 
     def _drop_edges(self, file: str) -> None:
-        for edge in self._edges_by_file.pop(file, []):
-            pairs = [(self._incoming, edge.target), (self._outgoing, edge.source)]
-            if edge.kind in _MODULE_IMPORTS:
-                pairs.append((self._imports_by_parent, _parent(edge.target)))
-            for index, key in pairs:
+        edges = self._edges_by_file.pop(file, [])
+        if not edges:
+            return
+        # each bucket filtered once, not once per edge of the file into it: re-resolving a big
+        # file (5k edges, hundreds into one target) was quadratic, most of an update's time
+        targets = {e.target for e in edges}
+        sources = {e.source for e in edges}
+        parents = {_parent(e.target) for e in edges if e.kind in _MODULE_IMPORTS}
+        for index, keys in (
+            (self._incoming, targets),
+            (self._outgoing, sources),
+            (self._imports_by_parent, parents),
+        ):
+            for key in keys:
                 bucket = index.get(key)
                 if bucket is None:
                     continue
