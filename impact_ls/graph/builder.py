@@ -430,18 +430,22 @@ class _Fingerprints:
     def __init__(self, builder: GraphBuilder) -> None:
         self._builder = builder
         self._files: dict[str, str] = {}
-        self._values: dict[_Key, str] = {}
+        self._values: dict[_Key, bytes] = {}
 
     def of(self, reads: Iterable[_Key]) -> bytes:
         """The fingerprint of the answers to ``reads`` (sorted keys, as they are stored)."""
         values = self._values
-        parts: list[str] = []
+        parts: list[bytes] = []
         for key in reads:
             value = values.get(key)
             if value is None:
-                value = values[key] = self._answer(key)
+                # a digest per answer: "methods named __init__" is thousands of qualnames, read
+                # by most files, and joined whole into each one's fingerprint it was hashed again
+                # for every reader
+                answer = self._answer(key).encode()
+                value = values[key] = hashlib.blake2b(answer, digest_size=16).digest()
             parts.append(value)
-        return hashlib.blake2b("\x00".join(parts).encode(), digest_size=16).digest()
+        return hashlib.blake2b(b"".join(parts), digest_size=16).digest()
 
     def _answer(self, key: _Key) -> str:
         kind, name = key
