@@ -102,6 +102,7 @@ class GraphBuilder:
         self._based: dict[str, set[tuple[str, str]]] = defaultdict(set)
         self._reads: dict[str, frozenset[_Key]] = {}
         self._readers: dict[_Key, set[str]] = defaultdict(set)
+        self._keys: dict[_Key, _Key] = {}  # the shared key objects (``_remember_reads``)
         self._roots: tuple[str, ...] = ("",)
         self._last_resolved: tuple[str, ...] = ()
         self._roots_stale = False
@@ -204,8 +205,6 @@ class GraphBuilder:
         """Resolve each file, or reuse its cached edges when nothing it read has changed."""
         prints = _Fingerprints(self)
         fresh: list[tuple[str, list[Edge]]] = []
-        # decoded read keys are shared across files, as the recorder's are (RSS: ~500k keys)
-        keys: dict[_Key, _Key] = {}
         rows = iter(cached)
         row = next(rows, None)
         for file in sorted(self._facts):
@@ -213,15 +212,13 @@ class GraphBuilder:
             while row is not None and row[0] < file:
                 row = next(rows, None)
             hit = row[1] if row is not None and row[0] == file else None
-            if hit is not None and self._reuse(file, hit, prints, keys):
+            if hit is not None and self._reuse(file, hit, prints):
                 self._reused += 1
             else:
                 fresh.append((file, self._resolve(file)))
         self._fresh = (prints, fresh)
 
-    def _reuse(
-        self, file: str, hit: CachedResolution, prints: _Fingerprints, keys: dict[_Key, _Key]
-    ) -> bool:
+    def _reuse(self, file: str, hit: CachedResolution, prints: _Fingerprints) -> bool:
         """Take ``file``'s cached edges if its module and every answer it read are unchanged."""
         facts = self._facts[file]
         if hit.module != facts.module or hit.is_package != facts.is_package:
@@ -233,7 +230,7 @@ class GraphBuilder:
         if edges is None:
             return False
         self._graph.replace_edges(file, edges)
-        self._remember_reads(file, frozenset([keys.setdefault(key, key) for key in reads]))
+        self._remember_reads(file, frozenset(reads))
         return True
 
     def update(self, file: str, text: str) -> None:
@@ -402,6 +399,10 @@ class GraphBuilder:
 
     def _remember_reads(self, file: str, reads: frozenset[_Key]) -> None:
         self._forget_reads(file)
+        # one key object per distinct read, recorded or decoded: most files ask the same
+        # ("n", "__iter__")-like questions (98k reads of few distinct keys on django)
+        pool = self._keys
+        reads = frozenset([pool.setdefault(key, key) for key in reads])
         self._reads[file] = reads
         for key in reads:
             self._readers[key].add(file)
