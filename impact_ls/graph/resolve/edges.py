@@ -104,6 +104,23 @@ def _is_dunder(name: str) -> bool:
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
+_new_edge = fast_init(Edge)
+
+# an edge a site made, without the site's source, span and arguments
+_Made = tuple[EdgeKind, QualName]
+# what one call site added, without its source: the member edges of its receiver walk, and
+# the edges it returned (with whether they carry the site's arguments, and name_matched)
+_CallMemo = tuple[
+    list[_Made],
+    list[tuple[EdgeKind, QualName, bool, bool]],
+]
+# (what the site's scope is keyed by — "" its own scope, "class" its class, "file" nothing —,
+# that scope or class, the callee chain, the values it hands over)
+_MemoKey = tuple[str, str, Chain, tuple[tuple[str, Chain], ...]]
+# heads whose value is the enclosing class (or an instance of it, or its next base)
+_CLASS_HEADS = frozenset({"self", "cls", SUPER})
+
+
 def _memo_key(
     info: FileInfo, scope: str, chain: Chain, values: tuple[tuple[str, Chain], ...]
 ) -> _MemoKey:
@@ -123,23 +140,6 @@ def _memo_key(
             return ("", scope, chain, ())
         return ("class", klass, chain, ())
     return ("file", "", chain, ())
-
-
-_new_edge = fast_init(Edge)
-
-# an edge a site made, without the site's source, span and arguments
-_Made = tuple[EdgeKind, QualName]
-# what one call site added, without its source: the member edges of its receiver walk, and
-# the edges it returned (with whether they carry the site's arguments, and name_matched)
-_CallMemo = tuple[
-    list[_Made],
-    list[tuple[EdgeKind, QualName, bool, bool]],
-]
-# (what the site's scope is keyed by — "" its own scope, "class" its class, "file" nothing —,
-# that scope or class, the callee chain, the values it hands over)
-_MemoKey = tuple[str, str, Chain, tuple[tuple[str, Chain], ...]]
-# heads whose value is the enclosing class (or an instance of it, or its next base)
-_CLASS_HEADS = frozenset({"self", "cls", SUPER})
 
 
 class FileResolver:
