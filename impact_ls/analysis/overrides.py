@@ -1,0 +1,78 @@
+"""Overrides that no longer accept what the callers of their base method pass (issue 11).
+
+Contract:
+    ``override_break(change, override, graph)`` → the ``Break`` of ``override`` (a method that
+    overrides the method-signature change's entity) when one resolved call of the base proves
+    it: the call binds to the base's new parameters, did not bind to its old ones (it was
+    written for the new signature — the edit's own callers, typically), and does not bind to the
+    override's parameters. A call that dispatches through the base (``self.hook(x, new=1)``)
+    reaches the override for an instance of the subclass, so the override fails there with a
+    ``TypeError``. Nothing else is proved: a call that already bound to the old signature and
+    fails the override was broken before the edit; a name-matched call or one with
+    ``*args``/``**kwargs`` proves nothing; a static method, or a base or override whose
+    parameters are unknown, is never judged.
+Pure: reads the graph only (the override's parameters and decorators, the base's callers).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from impact_ls.analysis.arguments import bind_arguments
+from impact_ls.graph.codegraph import CodeGraph
+from impact_ls.model import Break, Change, ChangeType, Edge, Param, QualName
+
+logger = logging.getLogger(__name__)
+
+OVERRIDE_MISMATCH = "override-mismatch"
+
+_STATIC = frozenset({"staticmethod", "classmethod"})
+
+
+def override_break(change: Change, override: QualName, graph: CodeGraph) -> Break | None:
+    """The break of ``override`` when a call of the changed base method proves it."""
+    if (
+        change.change_type is not ChangeType.METHOD_SIGNATURE
+        or not change.binds_first_param
+        or change.before_params is None
+        or change.after_params is None
+        or change.before_params == change.after_params
+    ):
+        return None
+    node = graph.node(override)
+    if node is None or not node.params or _decorated(node.decorators, _STATIC):
+        return None
+    if _decorated(node.decorators, frozenset({"property"})):
+        return None
+    for call in _calls_of(change.entity, graph):
+        args = call.args
+        if args is None or not args.provable:
+            continue
+        if bind_arguments(change.after_params, args, skip_first=True):
+            continue  # the call does not fit the new signature: binding reports it itself
+        if not bind_arguments(change.before_params, args, skip_first=True):
+            continue  # it fit the old signature too: whatever the override does is not new
+        failed = bind_arguments(node.params, args, skip_first=True)
+        if failed:
+            detail = (
+                f"{_params_text(node.params)} does not accept the call at "
+                f"{call.file}:{call.span.line}, which the new signature of "
+                f"'{change.short_name}' accepts: {failed[0].detail}"
+            )
+            return Break(kind=OVERRIDE_MISMATCH, detail=detail)
+    return None
+
+
+def _calls_of(entity: QualName, graph: CodeGraph) -> list[Edge]:
+    """Resolved call edges into ``entity``, in (file, line, column) order."""
+    calls = [e for e in graph.callers_of(entity) if not e.name_matched]
+    calls.sort(key=lambda e: (e.file, e.span.line, e.span.col, e.source))
+    return calls
+
+
+def _decorated(decorators: tuple[str, ...], names: frozenset[str]) -> bool:
+    return any(d.rsplit(".", 1)[-1].split("(", 1)[0] in names for d in decorators)
+
+
+def _params_text(params: tuple[Param, ...]) -> str:
+    return "the override (" + ", ".join(p.name for p in params) + ")"
