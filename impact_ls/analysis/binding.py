@@ -40,7 +40,7 @@ from impact_ls.analysis.arguments import (
     bind_arguments,
 )
 from impact_ls.analysis.hierarchy import INHERITED_MEMBER, inherited_break
-from impact_ls.analysis.overrides import OVERRIDE_MISMATCH, override_break
+from impact_ls.analysis.overrides import OVERRIDE_MISMATCH, base_calls, override_break
 from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.model import (
     ArgShape,
@@ -48,6 +48,7 @@ from impact_ls.model import (
     CallShape,
     Change,
     ChangeType,
+    Edge,
     EdgeKind,
     Member,
     QualName,
@@ -111,7 +112,7 @@ def bind_sites(members: Sequence[Member], changes: Sequence[Change], graph: Code
     for each in changes:
         change_of.setdefault(each.entity, each)
     found: dict[SiteKey, tuple[Break, ...]] = {}
-    overrides: dict[tuple[QualName, QualName], tuple[Break, ...]] = {}
+    overrides = _OverrideMemo()
     for member in members:
         change = change_of.get(member.seed)
         if member.distance != 1 or change is None:
@@ -145,18 +146,26 @@ def relation_of(site: Site, member: Member) -> Relation:
     return site.relation or member.relations[0]
 
 
+@dataclass(slots=True)
+class _OverrideMemo:
+    """Verdicts per (base, override) and the base's calls, found once per analysis."""
+
+    verdicts: dict[tuple[QualName, QualName], tuple[Break, ...]] = field(default_factory=dict)
+    calls: dict[QualName, list[Edge]] = field(default_factory=dict)
+
+
 def _override_breaks(
-    change: Change,
-    override: QualName,
-    graph: CodeGraph,
-    memo: dict[tuple[QualName, QualName], tuple[Break, ...]],
+    change: Change, override: QualName, graph: CodeGraph, memo: _OverrideMemo
 ) -> tuple[Break, ...]:
     """``overrides.override_break`` once per (change, override): its sites share the verdict."""
     key = (change.entity, override)
-    if key not in memo:
-        found = override_break(change, override, graph)
-        memo[key] = (found,) if found is not None else ()
-    return memo[key]
+    if key not in memo.verdicts:
+        calls = memo.calls.get(change.entity)
+        if calls is None:
+            calls = memo.calls[change.entity] = base_calls(change.entity, graph)
+        found = override_break(change, override, graph, calls=calls)
+        memo.verdicts[key] = (found,) if found is not None else ()
+    return memo.verdicts[key]
 
 
 def _imported_at(graph: CodeGraph, entity: QualName, site: Site) -> str | None:

@@ -1,22 +1,24 @@
 """Overrides that no longer accept what the callers of their base method pass (issue 11).
 
 Contract:
-    ``override_break(change, override, graph)`` → the ``Break`` of ``override`` (a method that
-    overrides the method-signature change's entity) when one resolved call of the base proves
-    it: the call binds to the base's new parameters, did not bind to its old ones (it was
-    written for the new signature — the edit's own callers, typically), and does not bind to the
-    override's parameters. A call that dispatches through the base (``self.hook(x, new=1)``)
-    reaches the override for an instance of the subclass, so the override fails there with a
-    ``TypeError``. Nothing else is proved: a call that already bound to the old signature and
-    fails the override was broken before the edit; a name-matched call or one with
-    ``*args``/``**kwargs`` proves nothing; a static method, or a base or override whose
-    parameters are unknown, is never judged.
+    ``override_break(change, override, graph, calls=)`` → the ``Break`` of ``override`` (a
+    method that overrides the method-signature change's entity) when one resolved call of the
+    base proves it: the call binds to the base's new parameters, did not bind to its old ones
+    (it was written for the new signature — the edit's own callers, typically), and does not
+    bind to the override's parameters. A call that dispatches through the base
+    (``self.hook(x, new=1)``) reaches the override for an instance of the subclass, so the
+    override fails there with a ``TypeError``. Nothing else is proved: a call that already bound
+    to the old signature and fails the override was broken before the edit; a name-matched call
+    or one with ``*args``/``**kwargs`` proves nothing; a static or class method, a property, or
+    a base or override whose parameters are unknown, is never judged. ``base_calls`` lists the
+    calls a base is judged by, so that every override of one base shares them.
 Pure: reads the graph only (the override's parameters and decorators, the base's callers).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 from impact_ls.analysis.arguments import bind_arguments
 from impact_ls.graph.codegraph import CodeGraph
@@ -29,8 +31,18 @@ OVERRIDE_MISMATCH = "override-mismatch"
 _STATIC = frozenset({"staticmethod", "classmethod"})
 
 
-def override_break(change: Change, override: QualName, graph: CodeGraph) -> Break | None:
-    """The break of ``override`` when a call of the changed base method proves it."""
+def override_break(
+    change: Change,
+    override: QualName,
+    graph: CodeGraph,
+    *,
+    calls: Sequence[Edge] | None = None,
+) -> Break | None:
+    """The break of ``override`` when a call of the changed base method proves it.
+
+    ``calls`` are the base's resolved call edges (``base_calls``) when the caller already has
+    them: every override of one base is judged against the same calls.
+    """
     if (
         change.change_type is not ChangeType.METHOD_SIGNATURE
         or not change.binds_first_param
@@ -44,10 +56,10 @@ def override_break(change: Change, override: QualName, graph: CodeGraph) -> Brea
         return None
     if _decorated(node.decorators, frozenset({"property"})):
         return None
-    for call in _calls_of(change.entity, graph):
+    for call in base_calls(change.entity, graph) if calls is None else calls:
         args = call.args
         if args is None or not args.provable:
-            continue
+            continue  # only ``base_calls`` filters them when the caller hands its own
         if bind_arguments(change.after_params, args, skip_first=True):
             continue  # the call does not fit the new signature: binding reports it itself
         if not bind_arguments(change.before_params, args, skip_first=True):
@@ -63,9 +75,13 @@ def override_break(change: Change, override: QualName, graph: CodeGraph) -> Brea
     return None
 
 
-def _calls_of(entity: QualName, graph: CodeGraph) -> list[Edge]:
-    """Resolved call edges into ``entity``, in (file, line, column) order."""
-    calls = [e for e in graph.callers_of(entity) if not e.name_matched]
+def base_calls(entity: QualName, graph: CodeGraph) -> list[Edge]:
+    """Resolved call edges into ``entity`` that an override could be judged by, in order."""
+    calls = [
+        e
+        for e in graph.callers_of(entity, ordered=False)
+        if not e.name_matched and e.args is not None and e.args.provable
+    ]
     calls.sort(key=lambda e: (e.file, e.span.line, e.span.col, e.source))
     return calls
 
