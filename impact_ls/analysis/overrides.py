@@ -9,8 +9,11 @@ Contract:
     (``self.hook(x, new=1)``) reaches the override for an instance of the subclass, so the
     override fails there with a ``TypeError``. Nothing else is proved: a call that already bound
     to the old signature and fails the override was broken before the edit; a name-matched call
-    or one with ``*args``/``**kwargs`` proves nothing; a static or class method, a property, or
-    a base or override whose parameters are unknown, is never judged. ``base_calls`` lists the
+    or one with ``*args``/``**kwargs`` proves nothing, nor does a call from a method of the same
+    name (an override's ``super().name(…)`` reaches the base, never a sibling); an override
+    with a decorator that may change its signature (anything but ``override``,
+    ``abstractmethod``, ``final``: a static or class method, a property, a wrapper) or with
+    unknown parameters is never judged. ``base_calls`` lists the
     calls a base is judged by, so that every override of one base shares them.
 Pure: reads the graph only (the override's parameters and decorators, the base's callers).
 """
@@ -28,7 +31,8 @@ logger = logging.getLogger(__name__)
 
 OVERRIDE_MISMATCH = "override-mismatch"
 
-_STATIC = frozenset({"staticmethod", "classmethod"})
+# Decorators that leave a method's call signature as written; any other one may change it.
+_TRANSPARENT = frozenset({"override", "abstractmethod", "final"})
 
 
 def override_break(
@@ -52,11 +56,13 @@ def override_break(
     ):
         return None
     node = graph.node(override)
-    if node is None or not node.params or _decorated(node.decorators, _STATIC):
-        return None
-    if _decorated(node.decorators, frozenset({"property"})):
+    if node is None or not node.params or not _plain(node.decorators):
         return None
     for call in base_calls(change.entity, graph) if calls is None else calls:
+        if call.source.rpartition(".")[2] == change.short_name:
+            # ``super().name(…)`` or ``Base.name(self, …)`` in an override: it calls the base,
+            # never a sibling override
+            continue
         args = call.args
         if args is None or not args.provable:
             continue  # only ``base_calls`` filters them when the caller hands its own
@@ -86,8 +92,10 @@ def base_calls(entity: QualName, graph: CodeGraph) -> list[Edge]:
     return calls
 
 
-def _decorated(decorators: tuple[str, ...], names: frozenset[str]) -> bool:
-    return any(d.rsplit(".", 1)[-1].split("(", 1)[0] in names for d in decorators)
+def _plain(decorators: tuple[str, ...]) -> bool:
+    """Whether the decorators keep the signature as written (a static or class method, a
+    property, a wrapper of unknown shape do not)."""
+    return all(d.split("(", 1)[0].rsplit(".", 1)[-1] in _TRANSPARENT for d in decorators)
 
 
 def _params_text(params: tuple[Param, ...]) -> str:

@@ -48,6 +48,16 @@ class Helper(Reporter):
     @staticmethod
     def report(item):
         return item
+
+
+def trace(func):
+    return func
+
+
+class Traced(Reporter):
+    @trace
+    def report(self, item):
+        return item
 """
 
 FILES = {"pkg/__init__.py": "", "pkg/base.py": BASE, "pkg/plugins.py": PLUGINS}
@@ -87,7 +97,8 @@ def _must(report: Report) -> list[tuple[str, int, str, tuple[str, ...]]]:
 def test_an_override_without_the_keyword_the_base_now_passes_breaks():
     graph, report = _build(FILES, "pkg/base.py", PASSES_VERBOSE)
     # Quiet.report(self, item) is called as self.report(item, verbose=True) for a Quiet; the
-    # override with **options, the one with the keyword and the static method are not judged
+    # override with **options and the one with the keyword accept it; a static method and a
+    # decorated override (the decorator may change what it accepts) are not judged
     assert _must(report) == [("pkg/plugins.py", 5, "Overrides", ("override-mismatch",))]
     change = _signature_change(FILES, "pkg/base.py", PASSES_VERBOSE, "pkg.base.Reporter.report")
     found = override_break(change, QualName("pkg.plugins.Quiet.report"), graph)
@@ -96,7 +107,7 @@ def test_an_override_without_the_keyword_the_base_now_passes_breaks():
         "the override (self, item) does not accept the call at pkg/base.py:7, which the new "
         "signature of 'report' accepts: unexpected keyword argument 'verbose'"
     )
-    for fine in ("Loud", "Careful", "Helper"):
+    for fine in ("Loud", "Careful", "Helper", "Traced"):
         assert override_break(change, QualName(f"pkg.plugins.{fine}.report"), graph) is None
 
 
@@ -140,3 +151,21 @@ def test_a_name_matched_call_of_the_base_proves_nothing_about_its_overrides():
     files = {**FILES, "pkg/drive.py": caller}
     _, report = _build(files, "pkg/base.py", after)
     assert [s for s in _must(report) if s[2] == "Overrides"] == []
+
+
+def test_a_super_call_from_one_override_proves_nothing_about_its_siblings():
+    chatty = (
+        "from pkg.base import Reporter\n"
+        "\n"
+        "\n"
+        "class Chatty(Reporter):\n"
+        "    def report(self, item, verbose=False):\n"
+        "        return super().report(item, verbose=verbose)\n"
+    )
+    after = BASE.replace("def report(self, item):", KEYWORD)
+    files = {**FILES, "pkg/chatty.py": chatty}
+    graph, report = _build(files, "pkg/base.py", after)
+    # Chatty's super() call reaches Reporter.report, never Quiet.report
+    assert [s for s in _must(report) if s[2] == "Overrides"] == []
+    change = _signature_change(files, "pkg/base.py", after, "pkg.base.Reporter.report")
+    assert override_break(change, QualName("pkg.plugins.Quiet.report"), graph) is None
