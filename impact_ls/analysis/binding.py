@@ -18,10 +18,14 @@ empty when the site still works or when nothing can be proved.
   ``removed_names`` (``pkg.auth.login as login`` or ``os``): ``removed-import``. Without the
   site's imported name every ImportedBy site of an import change that removed names breaks,
   since the walk reaches them from those names.
+- ``method-signature`` at an ``Overrides`` site (a method overriding the changed one):
+  ``override-mismatch`` when a resolved call of the base that fits its new parameters, and did
+  not fit the old ones, does not bind to the override's (``overrides.override_break``).
 - Not provable → no break: a site with ``*``/``**`` arguments, a name-matched site, a site whose
   shape is unknown, a body/add/incomplete change.
 
-Pure: the graph is read only to find the name an import site takes from the changed module.
+Pure: the graph is read only to find the name an import site takes from the changed module,
+and an override's parameters and its base's callers.
 """
 
 from __future__ import annotations
@@ -31,7 +35,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from impact_ls.analysis.arguments import (
+    UNKNOWN_KEYWORD,
+    bind_arguments,
+)
 from impact_ls.analysis.hierarchy import INHERITED_MEMBER, inherited_break
+from impact_ls.analysis.overrides import OVERRIDE_MISMATCH, base_calls, override_break
 from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.model import (
     ArgShape,
@@ -39,10 +48,9 @@ from impact_ls.model import (
     CallShape,
     Change,
     ChangeType,
+    Edge,
     EdgeKind,
     Member,
-    Param,
-    ParamKind,
     QualName,
     Relation,
     Site,
@@ -50,9 +58,6 @@ from impact_ls.model import (
 
 logger = logging.getLogger(__name__)
 
-MISSING_ARGUMENT = "missing-argument"
-TOO_MANY_POSITIONAL = "too-many-positional"
-UNKNOWN_KEYWORD = "unknown-keyword"
 REMOVED_PARAMETER = "removed-parameter"
 DELETED_SYMBOL = "deleted-symbol"
 REMOVED_FIELD = "removed-field"
@@ -76,12 +81,11 @@ _SHAPE_DETAIL: Mapping[CallShape, str] = MappingProxyType(
 _PROPERTY_FLIPS = frozenset({CallShape.NOW_PROPERTY, CallShape.NO_LONGER_PROPERTY})
 # Breaks that do not depend on the arguments: provable at a ``*args`` site too.
 _ARGUMENT_FREE = frozenset(
-    {DELETED_SYMBOL, REMOVED_FIELD, REMOVED_IMPORT, CALL_SHAPE, INHERITED_MEMBER}
+    {DELETED_SYMBOL, REMOVED_FIELD, REMOVED_IMPORT, CALL_SHAPE, INHERITED_MEMBER, OVERRIDE_MISMATCH}
 )
 # A deleted class's subclass statement is a reference; a method it overrode is not one.
 _NOT_REFERENCES = frozenset({Relation.OVERRIDES, Relation.OVERRIDDEN_BY})
 
-_POSITIONAL = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
 _INSTANTIATION = (Relation.INSTANTIATED_BY, Relation.CONSTRUCTED_BY)
 _CALLS = (Relation.CALLED_BY, Relation.CALLERS)
 _IMPORT_KINDS = (EdgeKind.IMPORT, EdgeKind.REEXPORT, EdgeKind.TYPE_REF)
@@ -108,6 +112,7 @@ def bind_sites(members: Sequence[Member], changes: Sequence[Change], graph: Code
     for each in changes:
         change_of.setdefault(each.entity, each)
     found: dict[SiteKey, tuple[Break, ...]] = {}
+    overrides = _OverrideMemo()
     for member in members:
         change = change_of.get(member.seed)
         if member.distance != 1 or change is None:
@@ -122,16 +127,45 @@ def bind_sites(members: Sequence[Member], changes: Sequence[Change], graph: Code
             breaks = find_breaks(
                 change,
                 args=site.args,
-                relation=site.relation or member.relations[0],
+                relation=relation_of(site, member),
                 name_matched=site.name_matched,
                 imported=imported,
                 target=site.target,
                 graph=graph,
             )
+            if relation_of(site, member) is Relation.OVERRIDES and not site.name_matched:
+                breaks = (*breaks, *_override_breaks(change, member.entity, graph, overrides))
             if breaks:
                 found[(member.seed, member.entity, site)] = breaks
     logger.debug("binding: %d broken sites", len(found))
     return Breaks(MappingProxyType(found))
+
+
+def relation_of(site: Site, member: Member) -> Relation:
+    """The relation whose edge ``site`` evidences (the member's first when the site lacks one)."""
+    return site.relation or member.relations[0]
+
+
+@dataclass(slots=True)
+class _OverrideMemo:
+    """Verdicts per (base, override) and the base's calls, found once per analysis."""
+
+    verdicts: dict[tuple[QualName, QualName], tuple[Break, ...]] = field(default_factory=dict)
+    calls: dict[QualName, list[Edge]] = field(default_factory=dict)
+
+
+def _override_breaks(
+    change: Change, override: QualName, graph: CodeGraph, memo: _OverrideMemo
+) -> tuple[Break, ...]:
+    """``overrides.override_break`` once per (change, override): its sites share the verdict."""
+    key = (change.entity, override)
+    if key not in memo.verdicts:
+        calls = memo.calls.get(change.entity)
+        if calls is None:
+            calls = memo.calls[change.entity] = base_calls(change.entity, graph)
+        found = override_break(change, override, graph, calls=calls)
+        memo.verdicts[key] = (found,) if found is not None else ()
+    return memo.verdicts[key]
 
 
 def _imported_at(graph: CodeGraph, entity: QualName, site: Site) -> str | None:
@@ -286,70 +320,3 @@ def _unknown_keyword(found: Break) -> str | None:
     if found.kind != UNKNOWN_KEYWORD or "'" not in found.detail:
         return None
     return found.detail.split("'")[1]
-
-
-def bind_arguments(
-    params: Sequence[Param], args: ArgShape, *, skip_first: bool
-) -> tuple[Break, ...]:
-    """Bind a call's argument shape to parameters as Python would; one ``Break`` per failure.
-
-    ``skip_first`` drops the first positional parameter (``self``/``cls`` of a bound call).
-    A site with ``*``/``**`` arguments cannot be bound statically and yields nothing.
-    """
-    if not args.provable:
-        return ()
-    params = list(params)
-    if skip_first and params and params[0].kind in _POSITIONAL:
-        params = params[1:]
-    positional = [p for p in params if p.kind in _POSITIONAL]
-    var_positional = any(p.kind is ParamKind.VAR_POSITIONAL for p in params)
-    var_keyword = any(p.kind is ParamKind.VAR_KEYWORD for p in params)
-    breaks: list[Break] = []
-    filled: set[str] = {p.name for p in positional[: args.positional]}
-    if args.positional > len(positional) and not var_positional:
-        breaks.append(
-            Break(
-                kind=TOO_MANY_POSITIONAL,
-                detail=f"takes {len(positional)} positional argument"
-                f"{'' if len(positional) == 1 else 's'} but {args.positional} "
-                f"{'was' if args.positional == 1 else 'were'} given",
-            )
-        )
-    by_name = {
-        p.name: p for p in params if p.kind not in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD)
-    }
-    for keyword in args.keywords:
-        param = by_name.get(keyword)
-        if param is None or param.kind is ParamKind.POSITIONAL_ONLY:
-            if var_keyword:
-                continue  # swallowed by **kwargs (a positional-only name included)
-            if param is None:
-                detail = f"unexpected keyword argument '{keyword}'"
-            else:
-                detail = f"'{keyword}' is positional-only and cannot be passed by keyword"
-            breaks.append(Break(kind=UNKNOWN_KEYWORD, detail=detail))
-            continue
-        if keyword in filled:
-            breaks.append(
-                Break(
-                    kind=TOO_MANY_POSITIONAL,
-                    detail=f"got multiple values for argument '{keyword}'",
-                )
-            )
-            continue
-        filled.add(keyword)
-    for param in params:
-        if param.has_default or param.name in filled:
-            continue
-        if param.kind in _POSITIONAL:
-            breaks.append(
-                Break(kind=MISSING_ARGUMENT, detail=f"missing required argument '{param.name}'")
-            )
-        elif param.kind is ParamKind.KEYWORD_ONLY:
-            breaks.append(
-                Break(
-                    kind=MISSING_ARGUMENT,
-                    detail=f"missing required keyword-only argument '{param.name}'",
-                )
-            )
-    return tuple(breaks)

@@ -26,6 +26,8 @@ What each ablation does:
   without history);
 * ``cochanged-tests`` — only the ``TestedBy`` entries of selected test files that co-change
   (``triage._tested_entries`` returns none);
+* ``override-rule`` — only the break of an override that no longer accepts a call of its
+  changed base (``binding.override_break`` answers None: the MUST-INSPECT rule off);
 * ``lexical`` — lexical soft-rank: ``impact_ls.analysis.pipeline.rank_members`` runs unchanged
   and then every ``Ranked.lex`` is set to ``0.0``: no member is admitted to MAY-IMPACT by
   ``lex ≥ lex_min``, conf comes from co-change and tests only, and the order within a distance
@@ -42,9 +44,9 @@ from typing import Any
 
 EVIDENCE = ("walk", "cochange", "tests", "lexical")
 # triage rules of issue 11, each switched off alone the same way
-RULES = ("issue11-rules", "history-gate", "cochange-rank", "cochanged-tests")
+RULES = ("issue11-rules", "history-gate", "cochange-rank", "cochanged-tests", "override-rule")
 # rules that run only where a case has the sites they judge (no "never called" check)
-_SOMETIMES = frozenset({"history-gate", "cochange-rank", "cochanged-tests"})
+_SOMETIMES = frozenset({"history-gate", "cochange-rank", "cochanged-tests", "override-rule"})
 CHANNELS = (*EVIDENCE, *RULES)
 
 # channel → (module, attribute, qualified name of the function expected there)
@@ -76,6 +78,11 @@ PATCH_POINTS: dict[str, tuple[str, str, str]] = {
         "impact_ls.analysis.triage",
         "_tested_entries",
         "impact_ls.analysis.triage._tested_entries",
+    ),
+    "override-rule": (
+        "impact_ls.analysis.binding",
+        "override_break",
+        "impact_ls.analysis.overrides.override_break",
     ),
 }
 
@@ -150,6 +157,12 @@ def _replacement(channel: str, original: Callable[..., Any], calls: list[int]) -
             return original(*args, **{**kwargs, "history": False})
 
         return as_without_history
+    if channel == "override-rule":
+
+        def no_override_break(*args: Any, **kwargs: Any) -> None:
+            count()
+
+        return no_override_break
     if channel == "cochanged-tests":
 
         def no_tested(*args: Any, **kwargs: Any) -> list[Any]:
