@@ -13,8 +13,10 @@ anywhere in the file invalidates them; a cached answer reads no text.
 
 Time: jedi costs 0.1 to 0.4 s per call site on django and click (median; some take seconds), so an
 analysis cannot wait for it on every candidate. ``budget(seconds)`` opens one analysis's
-allowance: inside it a cache miss runs jedi synchronously while the allowance lasts; past it (or
-with a zero allowance, as the language server uses) the edge is answered ``None`` and queued.
+allowance, whose clock starts at the analysis's first cache miss (what comes before, reading the
+graph and the test collection, is not jedi's time): a miss runs jedi synchronously while the
+allowance lasts; past it (or with a zero allowance, as the language server uses) the edge is
+answered ``None`` and queued.
 ``confirm_pending(on_done)`` works through the queue on a background thread and calls
 ``on_done`` with the number of verdicts it reached, so the editor can re-run the analysis.
 
@@ -108,6 +110,7 @@ class JediConfirmer:
         self._closed = False
         self._busy: Future[bool | None] | None = None
         self._project: Any = None
+        self._allowed: float | None = None  # seconds the open analysis gives jedi
         self._deadline: float | None = None
         self._tally: JediTally | None = None
         self._pending: dict[Edge, None] = {}
@@ -187,7 +190,8 @@ class JediConfirmer:
         """Allow cache misses ``seconds`` of jedi in total while the block runs (one analysis)."""
         tally = JediTally()
         with self._lock:
-            self._deadline = time.monotonic() + max(seconds, 0.0)
+            self._allowed = max(seconds, 0.0)
+            self._deadline = None  # set by the first cache miss (``_allowance``)
             self._tally = tally
             # One analysis reads a fixed graph: each file's digest is looked up once.
             self._window = {}
@@ -195,6 +199,7 @@ class JediConfirmer:
             yield tally
         finally:
             with self._lock:
+                self._allowed = None
                 self._deadline = None
                 self._tally = None
                 self._window = None
@@ -241,8 +246,16 @@ class JediConfirmer:
             self._closed = True
 
     def _allowance(self) -> float:
-        if self._deadline is None:
+        """Seconds of jedi left to the open analysis (one call's budget outside one)."""
+        if self._allowed is None:
             return self._call_budget_s
+        if self._deadline is None:
+            if self._allowed <= 0:
+                return 0.0
+            # the first miss of the analysis: jedi's time starts now. An analysis whose test
+            # collection took longer than the budget left jedi nothing (1,108 of 1,118
+            # candidates deferred on bench_commits)
+            self._deadline = time.monotonic() + self._allowed
         return self._deadline - time.monotonic()
 
     def _running_over_budget(self) -> bool:

@@ -239,6 +239,24 @@ def test_a_site_matched_to_several_methods_is_one_jedi_question(
     assert [Path(p).name for p in scripts] == ["app.py"]
 
 
+def test_the_budget_starts_at_the_first_cache_miss(
+    built: GraphBuilder, confirmer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The analysis reads the graph and collects tests before its walk asks jedi anything:
+    # that time is not jedi's. A clock of our own stands for a slow collection.
+    from impact_ls.graph import confirm
+
+    now = [1000.0]
+    monkeypatch.setattr(confirm.time, "monotonic", lambda: now[0])
+    edges = _matched(built.graph, 6)
+    with confirmer.budget(5.0) as tally:
+        now[0] += 60.0  # a minute of collection and classification before the first miss
+        assert confirmer(edges["shapes.Session.open"]) is True
+        now[0] += 6.0  # the allowance ran out after the first miss: the rest is queued
+        assert confirmer(edges["shapes.Door.open"]) is None
+    assert (tally.confirmed, tally.deferred) == (1, 1)
+
+
 def test_a_budget_lets_misses_run_jedi_and_counts_every_verdict(
     built: GraphBuilder, confirmer
 ) -> None:
