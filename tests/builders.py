@@ -1,4 +1,5 @@
-"""Hand-built ``impact_ls.model`` values for tests: ``node``, ``edge`` and ``span``.
+"""Hand-built ``impact_ls.model`` values for tests: ``node``, ``edge`` and ``span``; and
+``analyze_texts``, the pipeline run on a project given as texts.
 
 Each helper takes keyword arguments with defaults a test rarely needs to change, and passes any
 other model field through as it is::
@@ -14,7 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from impact_ls.model import Edge, EdgeKind, Node, NodeKind, QualName, Span, TestId
+from impact_ls.analysis.pipeline import SourceChange, analyze
+from impact_ls.config import Settings
+from impact_ls.graph.builder import GraphBuilder
+from impact_ls.graph.codegraph import CodeGraph
+from impact_ls.model import Edge, EdgeKind, Node, NodeKind, QualName, Report, Span, TestId
 
 
 def span(line: int = 1, *, col: int = 0, end_line: int | None = None, end_col: int = 0) -> Span:
@@ -71,3 +76,14 @@ def edge(
         span=span(line, col=col, end_col=end_col),
         **fields,
     )
+
+
+def analyze_texts(files: dict[str, str], path: str, after: str) -> tuple[CodeGraph, Report]:
+    """The graph of ``files`` with ``path`` already at ``after``, and the report of that edit."""
+    builder = GraphBuilder()
+    for name, text in sorted({**files, path: after}.items()):
+        builder.update(name, text)
+    module = path.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
+    source = SourceChange(file=path, module=module, before=files[path], after=after)
+    report, _ = analyze(graph=builder.graph, sources=[source], settings=Settings())
+    return builder.graph, report

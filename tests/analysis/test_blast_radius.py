@@ -9,22 +9,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from impact_ls.analysis.pipeline import SourceChange, analyze
-from impact_ls.config import Settings
 from impact_ls.engine import Engine
-from impact_ls.graph.builder import GraphBuilder
 from impact_ls.history.plant import plant_history
 from impact_ls.model import Report
+from tests.builders import analyze_texts
 
 
 def _analyze(files: dict[str, str], path: str, after: str) -> Report:
-    builder = GraphBuilder()
-    for name, text in sorted({**files, path: after}.items()):
-        builder.update(name, text)
-    module = path.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
-    source = SourceChange(file=path, module=module, before=files[path], after=after)
-    report, _ = analyze(graph=builder.graph, sources=[source], settings=Settings())
-    return report
+    return analyze_texts(files, path, after)[1]
 
 
 def _sites(report: Report, bucket: str) -> list[tuple[str, int, tuple[str, ...]]]:

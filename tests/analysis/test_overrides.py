@@ -9,11 +9,8 @@ from __future__ import annotations
 
 from impact_ls.analysis.classify import classify_changes
 from impact_ls.analysis.overrides import override_break
-from impact_ls.analysis.pipeline import SourceChange, analyze
-from impact_ls.config import Settings
-from impact_ls.graph.builder import GraphBuilder
-from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.model import Change, ChangeType, QualName, Report
+from tests.builders import analyze_texts
 
 BASE = """\
 class Reporter:
@@ -69,16 +66,6 @@ PASSES_VERBOSE = BASE.replace("def report(self, item):", KEYWORD).replace(
 )
 
 
-def _build(files: dict[str, str], path: str, after: str) -> tuple[CodeGraph, Report]:
-    builder = GraphBuilder()
-    for name, text in sorted({**files, path: after}.items()):
-        builder.update(name, text)
-    module = path.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
-    source = SourceChange(file=path, module=module, before=files[path], after=after)
-    report, _ = analyze(graph=builder.graph, sources=[source], settings=Settings())
-    return builder.graph, report
-
-
 def _signature_change(files: dict[str, str], path: str, after: str, entity: str) -> Change:
     module = path.removesuffix(".py").replace("/", ".")
     changes = classify_changes(file=path, module=module, before=files[path], after=after)
@@ -95,7 +82,7 @@ def _must(report: Report) -> list[tuple[str, int, str, tuple[str, ...]]]:
 
 
 def test_an_override_without_the_keyword_the_base_now_passes_breaks():
-    graph, report = _build(FILES, "pkg/base.py", PASSES_VERBOSE)
+    graph, report = analyze_texts(FILES, "pkg/base.py", PASSES_VERBOSE)
     # Quiet.report(self, item) is called as self.report(item, verbose=True) for a Quiet; the
     # override with **options and the one with the keyword accept it; a static method and a
     # decorated override (the decorator may change what it accepts) are not judged
@@ -113,7 +100,7 @@ def test_an_override_without_the_keyword_the_base_now_passes_breaks():
 
 def test_a_new_optional_parameter_no_caller_passes_breaks_no_override():
     after = BASE.replace("def report(self, item):", "def report(self, item, verbose=False):")
-    _, report = _build(FILES, "pkg/base.py", after)
+    _, report = analyze_texts(FILES, "pkg/base.py", after)
     assert report.triage.must_inspect == ()
 
 
@@ -123,7 +110,7 @@ def test_an_override_that_failed_the_old_calls_too_is_not_blamed_on_the_edit():
     before = before.replace("self.report(item)", "self.report(item, verbose=True)")
     after = before.replace("verbose=False):", "verbose=False, color=None):")
     files = {**FILES, "pkg/base.py": before}
-    graph, report = _build(files, "pkg/base.py", after)
+    graph, report = analyze_texts(files, "pkg/base.py", after)
     assert [s for s in _must(report) if s[2] == "Overrides"] == []
     change = _signature_change(files, "pkg/base.py", after, "pkg.base.Reporter.report")
     assert override_break(change, QualName("pkg.plugins.Quiet.report"), graph) is None
@@ -132,7 +119,7 @@ def test_an_override_that_failed_the_old_calls_too_is_not_blamed_on_the_edit():
 def test_an_override_missing_a_positional_the_base_callers_now_pass_breaks():
     after = BASE.replace("def report(self, item):", "def report(self, item, level):")
     after = after.replace("self.report(item)", "self.report(item, 1)")
-    _, report = _build(FILES, "pkg/base.py", after)
+    _, report = analyze_texts(FILES, "pkg/base.py", after)
     overrides = [s for s in _must(report) if s[2] == "Overrides"]
     # Careful takes a second positional (verbose), Loud has none to spare
     assert overrides == [
@@ -149,7 +136,7 @@ def test_a_name_matched_call_of_the_base_proves_nothing_about_its_overrides():
     )
     after = BASE.replace("def report(self, item):", KEYWORD)
     files = {**FILES, "pkg/drive.py": caller}
-    _, report = _build(files, "pkg/base.py", after)
+    _, report = analyze_texts(files, "pkg/base.py", after)
     assert [s for s in _must(report) if s[2] == "Overrides"] == []
 
 
@@ -164,7 +151,7 @@ def test_a_super_call_from_one_override_proves_nothing_about_its_siblings():
     )
     after = BASE.replace("def report(self, item):", KEYWORD)
     files = {**FILES, "pkg/chatty.py": chatty}
-    graph, report = _build(files, "pkg/base.py", after)
+    graph, report = analyze_texts(files, "pkg/base.py", after)
     # Chatty's super() call reaches Reporter.report, never Quiet.report
     assert [s for s in _must(report) if s[2] == "Overrides"] == []
     change = _signature_change(files, "pkg/base.py", after, "pkg.base.Reporter.report")
