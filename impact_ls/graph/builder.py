@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 
 from impact_ls.graph.codegraph import CodeGraph, Confirmer
 from impact_ls.graph.extract import extract_facts
-from impact_ls.graph.facts import FileFacts, gc_paused
+from impact_ls.graph.facts import DefFact, FileFacts, gc_paused
 from impact_ls.graph.modules import module_for, source_roots
 from impact_ls.graph.resolve import (
     FileInfo,
@@ -42,6 +42,13 @@ logger = logging.getLogger(__name__)
 
 _Key = tuple[str, str]
 _CALLABLE = frozenset({NodeKind.FUNCTION, NodeKind.METHOD, NodeKind.FIXTURE})
+
+
+def _is_method(d: DefFact) -> bool:
+    """Whether ``d`` is among the "methods named m" answers (``callables_named``): only methods,
+    as ``obj.m()`` on an unknown ``obj`` never reaches a module function (a module receiver is
+    known), and special methods are methods."""
+    return d.in_class and d.kind in _CALLABLE
 
 
 class _Recorder:
@@ -321,9 +328,7 @@ class GraphBuilder:
             if self._prefixes[prefix] == 1:
                 keys.add(("ns", prefix))
         for local, d in info.defs.items():
-            # only methods: ``obj.m()`` on an unknown ``obj`` never reaches a module function
-            # (a module receiver is known), and special methods are methods
-            if d.in_class and d.kind in _CALLABLE:
+            if _is_method(d):
                 self._callables[d.name].add(info.qual(local))
             for base in d.bases:
                 self._based[base[-1]].add((file, local))
@@ -349,7 +354,7 @@ class GraphBuilder:
                 del self._prefixes[prefix]
                 keys.add(("ns", prefix))
         for local, d in info.defs.items():
-            if d.in_class and d.kind in _CALLABLE:
+            if _is_method(d):
                 names = self._callables.get(d.name)
                 if names is not None:
                     names.discard(info.qual(local))
@@ -368,14 +373,14 @@ class GraphBuilder:
         return frozenset(self._callables.get(name, ()))
 
     def _methods_named(self, info: FileInfo) -> dict[str, frozenset[QualName]]:
-        """``_methods`` of each callable name ``info`` defines, as they are now."""
-        return {d.name: self._methods(d.name) for d in info.defs.values() if d.kind in _CALLABLE}
+        """``_methods`` of each method name ``info`` defines, as they are now."""
+        return {d.name: self._methods(d.name) for d in info.defs.values() if _is_method(d)}
 
     @staticmethod
     def _own_keys(info: FileInfo) -> set[_Key]:
         keys: set[_Key] = {("m", info.module), ("f", info.facts.file)}
         for d in info.defs.values():
-            if d.kind in _CALLABLE:
+            if _is_method(d):
                 keys.add(("n", d.name))
             keys.update(("b", base[-1]) for base in d.bases)
         return keys
