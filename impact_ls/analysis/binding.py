@@ -118,6 +118,7 @@ def bind_sites(members: Sequence[Member], changes: Sequence[Change], graph: Code
         if member.distance != 1 or change is None:
             continue
         for site in member.sites:
+            relation = site.relation or member.relations[0]
             # binding needs the name an import site takes to tell which removal hits it.
             imported = (
                 _imported_at(graph, member.entity, site)
@@ -127,23 +128,18 @@ def bind_sites(members: Sequence[Member], changes: Sequence[Change], graph: Code
             breaks = find_breaks(
                 change,
                 args=site.args,
-                relation=relation_of(site, member),
+                relation=relation,
                 name_matched=site.name_matched,
                 imported=imported,
                 target=site.target,
                 graph=graph,
             )
-            if relation_of(site, member) is Relation.OVERRIDES and not site.name_matched:
+            if relation is Relation.OVERRIDES and not site.name_matched:
                 breaks = (*breaks, *_override_breaks(change, member.entity, graph, overrides))
             if breaks:
                 found[(member.seed, member.entity, site)] = breaks
     logger.debug("binding: %d broken sites", len(found))
     return Breaks(MappingProxyType(found))
-
-
-def relation_of(site: Site, member: Member) -> Relation:
-    """The relation whose edge ``site`` evidences (the member's first when the site lacks one)."""
-    return site.relation or member.relations[0]
 
 
 @dataclass(slots=True)
