@@ -159,21 +159,43 @@ def dependents_via(
     at_seed: bool,
 ) -> list[Hop]:
     """Every dependent of ``entity`` admitted by ``relation``, one ``Hop`` per evidence edge."""
+    forward = relation in _FORWARD
+    return [
+        Hop(
+            entity=edge.target if forward else edge.source,
+            relation=relation,
+            site=_site(edge, relation, graph, forward),
+        )
+        for edge in _admitted(relation, entity, graph, change=change, at_seed=at_seed)
+    ]
+
+
+def dependent_ids(
+    relation: Relation,
+    entity: QualName,
+    graph: CodeGraph,
+    *,
+    change: Change,
+    at_seed: bool,
+) -> set[QualName]:
+    """The dependents ``dependents_via`` would reach, without their evidence (for counting)."""
+    edges = _admitted(relation, entity, graph, change=change, at_seed=at_seed)
+    if relation in _FORWARD:
+        return {edge.target for edge in edges}
+    return {edge.source for edge in edges}
+
+
+def _admitted(
+    relation: Relation, entity: QualName, graph: CodeGraph, *, change: Change, at_seed: bool
+) -> list[Edge]:
+    """The edges through which ``relation`` admits dependents of ``entity``."""
     target = entity
     if relation in _CLASS_RELATIONS:
         owner = _class_target(entity, graph, change=change, at_seed=at_seed)
         if owner is None:
             return []
         target = owner
-    edges = _edges(relation, target, graph, change=change, at_seed=at_seed)
-    forward = relation in _FORWARD
-    hops = []
-    for edge in edges:
-        reached = edge.target if forward else edge.source
-        hops.append(
-            Hop(entity=reached, relation=relation, site=_site(edge, relation, graph, forward))
-        )
-    return hops
+    return _edges(relation, target, graph, change=change, at_seed=at_seed)
 
 
 def _edges(

@@ -27,7 +27,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from impact_ls.analysis.relations import dependents_via, select_relations, walk_seeds
+from impact_ls.analysis.relations import (
+    dependent_ids,
+    dependents_via,
+    select_relations,
+    walk_seeds,
+)
 from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.model import Change, Member, QualName, Relation, Site
 
@@ -64,40 +69,76 @@ def walk_dependents(
     seen: set[QualName] = set(seeds)
     frontier: list[QualName] = list(seeds)
     members: list[Member] = []
+    omitted = omitted_direct = 0
     for distance in range(1, max_depth + 1):
-        level: dict[QualName, _Reach] = {}
-        for current in frontier:
-            for relation in relations:
-                hops = dependents_via(
-                    relation, current, graph, change=change, at_seed=distance == 1
+        at_seed = distance == 1
+        room = max_nodes - len(members)
+        if room <= 0:
+            # Everything from here on is cut: only how many entities there are is reported
+            # (django's ``QuerySet.filter`` reaches ~3,000 beyond its 200 shown).
+            reached = {
+                entity
+                for current in frontier
+                for relation in relations
+                for entity in dependent_ids(
+                    relation, current, graph, change=change, at_seed=at_seed
                 )
-                for hop in hops:
-                    if hop.entity in seen:
-                        continue
-                    reach = level.setdefault(hop.entity, _Reach())
-                    reach.relations.add(hop.relation)
-                    reach.vias.add(current)
-                    reach.sites.add(hop.site)
+            }
+            reached -= seen
+            omitted += len(reached)
+            if not reached:
+                break
+            seen |= reached
+            frontier = list(reached)
+            continue
+        level = _level(frontier, relations, seen, graph, change=change, at_seed=at_seed)
         if not level:
             break
-        members.extend(_member(entity, reach, distance, change) for entity, reach in level.items())
+        first = {entity: min(reach.sites, key=_site_key) for entity, reach in level.items()}
+        nearest = sorted(level, key=lambda e: (first[e].file, first[e].span.line, e))
+        members.extend(_member(e, level[e], distance, change) for e in nearest[:room])
+        cut = max(0, len(nearest) - room)
+        omitted += cut
+        if at_seed:
+            omitted_direct = cut
         seen.update(level)
-        frontier = sorted(level)
-    members.sort(key=_member_key)
-    omitted = max(0, len(members) - max_nodes)
+        frontier = nearest
     logger.debug(
         "walk %s (%s): %d members, %d omitted",
         change.entity,
         change.change_type.value,
-        len(members),
+        len(members) + omitted,
         omitted,
     )
     return WalkResult(
-        members=tuple(members[:max_nodes]),
+        members=tuple(members),
         truncated=omitted > 0,
         omitted=omitted,
-        omitted_direct=sum(1 for m in members[max_nodes:] if m.distance == 1),
+        omitted_direct=omitted_direct,
     )
+
+
+def _level(
+    frontier: list[QualName],
+    relations: tuple[Relation, ...],
+    seen: set[QualName],
+    graph: CodeGraph,
+    *,
+    change: Change,
+    at_seed: bool,
+) -> dict[QualName, _Reach]:
+    """The entities one hop beyond ``frontier`` not seen before, with their evidence."""
+    level: dict[QualName, _Reach] = {}
+    for current in frontier:
+        for relation in relations:
+            for hop in dependents_via(relation, current, graph, change=change, at_seed=at_seed):
+                if hop.entity in seen:
+                    continue
+                reach = level.setdefault(hop.entity, _Reach())
+                reach.relations.add(hop.relation)
+                reach.vias.add(current)
+                reach.sites.add(hop.site)
+    return level
 
 
 def _member(entity: QualName, reach: _Reach, distance: int, change: Change) -> Member:
@@ -128,7 +169,3 @@ def _site_key(site: Site) -> tuple[str, int, int, int, int, str, bool]:
         relation,
         site.name_matched,
     )
-
-
-def _member_key(member: Member) -> tuple[int, str, int, str]:
-    return (member.distance, member.file, member.line, member.entity)

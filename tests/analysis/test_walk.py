@@ -208,6 +208,28 @@ def test_node_cap_keeps_the_nearest_and_counts_the_rest():
     ]
 
 
+def test_levels_beyond_a_full_cap_are_counted_once_per_entity():
+    # 210 direct callers fill the cap of 200; their callers (distance 2) and theirs (distance 3)
+    # are only counted: an entity reached twice, or reached again farther out, counts once.
+    nodes = [_node("pkg.core.f", NodeKind.FUNCTION, "pkg/core.py", 1)]
+    edges = []
+    for i in range(210):
+        nodes.append(_node(f"pkg.near.g{i:03}", NodeKind.FUNCTION, "pkg/near.py", 10 * i + 1))
+        edges.append(
+            _edge(f"pkg.near.g{i:03}", "pkg.core.f", EdgeKind.CALL, "pkg/near.py", 10 * i + 2)
+        )
+    for i in range(30):
+        nodes.append(_node(f"pkg.far.h{i:03}", NodeKind.FUNCTION, "pkg/far.py", 10 * i + 1))
+        for callee in (f"pkg.near.g{i:03}", f"pkg.near.g{i + 1:03}"):
+            edges.append(_edge(f"pkg.far.h{i:03}", callee, EdgeKind.CALL, "pkg/far.py", 10 * i + 2))
+    nodes.append(_node("pkg.top.k", NodeKind.FUNCTION, "pkg/top.py", 1))
+    edges.append(_edge("pkg.top.k", "pkg.far.h000", EdgeKind.CALL, "pkg/top.py", 2))
+    edges.append(_edge("pkg.near.g005", "pkg.far.h001", EdgeKind.CALL, "pkg/near.py", 999))
+    result = _walk(_change(ChangeType.METHOD_SIGNATURE, "pkg.core.f"), CodeGraph.of(nodes, edges))
+    assert [m.entity for m in result.members] == [f"pkg.near.g{i:03}" for i in range(200)]
+    assert (result.truncated, result.omitted, result.omitted_direct) == (True, 10 + 30 + 1, 10)
+
+
 def test_delete_walks_callers_and_importers_through_dangling_edges():
     nodes = [
         _node("pkg.api.handle", NodeKind.FUNCTION, "pkg/api.py", 3),
