@@ -375,18 +375,26 @@ class CodeGraph:
         must not be patched (``replace_file`` and friends belong to the graph it views).
         """
         # one set per target, not a scan of its incoming list per edge: a dirty file's
-        # baseline edges into a popular target (742 callers of QuerySet.filter) are many
+        # baseline edges into a popular target (742 callers of QuerySet.filter) are many. Most
+        # are the very objects the graph holds (files not re-resolved since the baseline was
+        # read keep their edges), found by identity before any edge is hashed.
+        same: dict[QualName, set[int]] = {}
         existing: dict[QualName, frozenset[Edge]] = {}
-        extra = []
-        for edge in dict.fromkeys(edges):
+        extra: dict[Edge, None] = {}
+        for edge in edges:
+            ids = same.get(edge.target)
+            if ids is None:
+                ids = same[edge.target] = set(map(id, self._incoming_of(edge.target)))
+            if id(edge) in ids:
+                continue
             have = existing.get(edge.target)
             if have is None:
                 have = existing[edge.target] = frozenset(self._incoming_of(edge.target))
             if edge not in have:
-                extra.append(edge)
+                extra[edge] = None
         if not extra:
             return self
-        return _Overlay(self, extra)
+        return _Overlay(self, list(extra))
 
     def is_overlaid(self, edge: Edge) -> bool:
         """Whether ``edge`` is one of an overlay's extra edges (never, on a graph itself)."""

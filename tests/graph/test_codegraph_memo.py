@@ -85,3 +85,22 @@ def test_the_test_search_sees_a_fixture_added_after_a_first_search():
     )
     after = widest_paths(start, graph, tests={}, min_conf=0.1, budget=100)
     assert "tests.conftest.cart" in after.best
+
+
+def test_an_overlay_adds_only_the_edges_the_graph_lacks_once_each_in_order():
+    held = edge("pkg.api.go", "pkg.m.Base.run", file="pkg/api.py")
+    graph = CodeGraph.of(list(_classes().nodes()), [held])
+    equal = edge("pkg.api.go", "pkg.m.Base.run", file="pkg/api.py")  # an equal copy, not `held`
+    new_b = edge("pkg.b.two", "pkg.m.Base.run", file="pkg/b.py")
+    new_a = edge("pkg.a.one", "pkg.m.Base", EdgeKind.INSTANTIATE, file="pkg/a.py")
+    assert equal == held and equal is not held
+    assert graph.overlaid([held, equal]) is graph
+    view = graph.overlaid([new_b, held, new_a, equal, new_b])
+    assert [e.source for e in view.edges() if e not in set(graph.edges())] == [
+        "pkg.b.two",
+        "pkg.a.one",
+    ]
+    assert sorted(e.source for e in view.callers_of("pkg.m.Base.run")) == [
+        "pkg.api.go",
+        "pkg.b.two",
+    ]
