@@ -18,18 +18,24 @@ from impact_ls.analysis.classify._escape import DOCSTRING_ONLY, FunctionNode, co
 from impact_ls.analysis.classify._outline import (
     Definition,
     DefinitionKey,
+    LeafFunction,
+    MethodKey,
     Outline,
     Parsed,
+    Skeleton,
     Statement,
     ast_of,
     bodies,
     compact,
+    leaf_functions,
     norm,
     outline_of,
     package_of,
     skeleton,
     statements,
+    touched_bindings,
     touched_statements,
+    untouched_methods,
 )
 from impact_ls.analysis.classify._settle import (
     Check,
@@ -47,6 +53,7 @@ from impact_ls.analysis.classify._shape import (
     call_shape,
     export_lines,
     instance_attributes,
+    method_spans,
     own_names,
     serves_any_attribute,
 )
@@ -85,9 +92,10 @@ def classify_changes(
     settled = settle(ops, before_lines, after_lines, before_check)
     lines = LineMap(opcodes=ops, p2a=settled.p2a, after_count=len(after_lines))
     package = package_of(module, file)
-    patched_source = settled.text
+    patched_shape: Skeleton | None = None
     texts: tuple[list[str], list[str]] | None = None
-    kept: tuple[frozenset[int], frozenset[int]] | None = None
+    edited: _Edited | None = None
+    kept: _Kept | None = None
     if before_check.tree is not None and settled.check.tree is not None:
         # parso is slow on big files: only the top-level statements the edit touches are parsed
         keep_before, keep_patched = touched_statements(
@@ -95,12 +103,27 @@ def classify_changes(
         )
         patched_lines = split_lines(settled.text)
         old_touched, new_touched = hunk_lines(settled)
-        kept = (frozenset(keep_before), frozenset(old_touched))
-        patched_source = skeleton(patched_lines, keep_patched, settled.check.tree, new_touched)
+        pinned = touched_bindings(before_check.tree, old_touched) | touched_bindings(
+            settled.check.tree, new_touched
+        )
+        patched_leaves = leaf_functions(settled.check.tree)
+        left_out = untouched_methods(
+            _baseline_leaves(before), before_lines, keep_before, old_touched, pinned
+        ) & untouched_methods(patched_leaves, patched_lines, keep_patched, new_touched, pinned)
+        kept = (frozenset(keep_before), frozenset(old_touched), left_out)
+        patched_shape = skeleton(patched_lines, keep_patched, patched_leaves, new_touched, left_out)
         texts = (before_lines, patched_lines)
+        edited = _Edited(new=frozenset(new_touched), p2b=settled.p2b)
     old = _baseline_outline(before, kept, package)
-    new = outline_of(Parsed.of(patched_source, settled.check), package)
-    ctx = _Context(file=file, module=module, old=old, new=new, lines=lines, texts=texts)
+    new = outline_of(
+        Parsed.of_skeleton(patched_shape, settled.check)
+        if patched_shape is not None
+        else Parsed.of(settled.text, settled.check),
+        package,
+    )
+    ctx = _Context(
+        file=file, module=module, old=old, new=new, lines=lines, texts=texts, edited=edited
+    )
     changes = [
         *_compare_defs(ctx),
         *_compare_fields(ctx),
@@ -130,21 +153,39 @@ def _baseline_check(text: str) -> Check:
 
 
 @functools.lru_cache(maxsize=4)
-def _baseline_outline(
-    before: str, kept: tuple[frozenset[int], frozenset[int]] | None, package: str
-) -> Outline:
-    """The baseline's outline: of its skeleton keeping ``kept`` (statement lines, touched lines)
-    when both texts parse, else of the whole text.
+def _baseline_leaves(text: str) -> list[LeafFunction]:
+    tree = _baseline_check(text).tree
+    return leaf_functions(tree) if tree is not None else []
+
+
+# What the baseline's skeleton keeps: statement lines, touched lines, methods left out.
+_Kept = tuple[frozenset[int], frozenset[int], frozenset[MethodKey]]
+
+
+@functools.lru_cache(maxsize=4)
+def _baseline_outline(before: str, kept: _Kept | None, package: str) -> Outline:
+    """The baseline's outline: of its skeleton keeping ``kept`` when both texts parse, else of
+    the whole text.
 
     Keystrokes in one function keep the same statements touched: the skeleton is built and
     parsed once. Outlines are only read (their lazy ast lookups are memos).
     """
     checked = _baseline_check(before)
-    source = before
-    if kept is not None and checked.tree is not None:
-        keep, touched = kept
-        source = skeleton(split_lines(before), set(keep), checked.tree, set(touched))
-    return outline_of(Parsed.of(source, checked), package)
+    if kept is None or checked.tree is None:
+        return outline_of(Parsed.of(before, checked), package)
+    keep, touched, left_out = kept
+    shape = skeleton(
+        split_lines(before), set(keep), _baseline_leaves(before), set(touched), left_out
+    )
+    return outline_of(Parsed.of_skeleton(shape, checked), package)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Edited:
+    """The patched text's touched lines and its map back to baseline lines (None: new)."""
+
+    new: frozenset[int]
+    p2b: tuple[int | None, ...]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -156,6 +197,8 @@ class _Context:
     lines: LineMap
     # The baseline and patched lines, when both texts parse with ``ast`` (else None).
     texts: tuple[list[str], list[str]] | None = None
+    # Where the hunks are, when both texts parse (else None).
+    edited: _Edited | None = None
 
     def qual(self, parts: Iterable[str]) -> QualName:
         return QualName(".".join(p for p in (self.module, *parts) if p))
@@ -390,12 +433,25 @@ def _removed_attributes(
         return
     if serves_any_attribute(old_node) or serves_any_attribute(new_node):
         return
-    old_attrs = instance_attributes(old_node)
+    # A method that reappears verbatim in the new class binds what it bound: only the others can
+    # have bound a name that is gone (a method edit in a 2,000-line class read all its methods
+    # twice). The verbatim ones are read last, and only while a name is left to clear.
+    verbatim = _verbatim_methods(ctx, new_node)
+    old_attrs = instance_attributes(old_node, verbatim)
     class_level = own_names(old_node)
-    still = own_names(new_node) | set(instance_attributes(new_node))
-    for name, stmt in sorted(old_attrs.items()):
+    gone = {
+        name
+        for name in old_attrs
         # A class-level field is compared as a field; ``self.__x`` is mangled, private to the class.
-        if name in still or name in class_level or (name.startswith("__") and name[-2:] != "__"):
+        if name not in class_level and not (name.startswith("__") and name[-2:] != "__")
+    }
+    gone -= own_names(new_node)
+    if gone:
+        gone -= set(instance_attributes(new_node, _spans_in_new(ctx, verbatim)))
+    if gone and verbatim:
+        gone -= set(instance_attributes(old_node, verbatim, inside=True))
+    for name, stmt in sorted(old_attrs.items()):
+        if name not in gone:
             continue
         yield ctx.change(
             change_type=ChangeType.FIELD,
@@ -405,6 +461,35 @@ def _removed_attributes(
             removed_names=(QualName(f"{entity}.{name}"),),
             what=f"removed attribute {name}",
         )
+
+
+def _verbatim_methods(ctx: _Context, new_class: ast.ClassDef) -> frozenset[tuple[int, int]]:
+    """Baseline (first, last) lines of the methods of ``new_class`` no hunk touches.
+
+    Untouched lines lie in one stretch of equal lines, so such a method is the baseline's
+    method at the lines its own map to: the same text, in the same class.
+    """
+    if ctx.edited is None:
+        return frozenset()
+    touched, p2b = ctx.edited.new, ctx.edited.p2b
+    spans: set[tuple[int, int]] = set()
+    for start, end in method_spans(new_class):
+        if end > len(p2b) or any(line in touched for line in range(start, end + 1)):
+            continue
+        first, last = p2b[start - 1], p2b[end - 1]
+        if first is not None and last is not None:
+            spans.add((first, last))
+    return frozenset(spans)
+
+
+def _spans_in_new(
+    ctx: _Context, verbatim: frozenset[tuple[int, int]]
+) -> frozenset[tuple[int, int]]:
+    """The patched-text spans of ``verbatim`` (baseline spans of untouched methods)."""
+    if ctx.edited is None or not verbatim:
+        return frozenset()
+    to_new = {b: p for p, b in enumerate(ctx.edited.p2b, start=1) if b is not None}
+    return frozenset((to_new[first], to_new[last]) for first, last in verbatim)
 
 
 def _body_change(

@@ -2,7 +2,8 @@
 
 Private to ``analysis/classify/``; used by ``_ladder.py``. parso reads each text; when
 ``ast`` parses it, only the top-level statements the edit touches, with the bodies of untouched
-leaf functions hollowed out (``touched_statements``, ``skeleton``). ``outline_of`` keys every
+leaf functions hollowed out and untouched methods left out (``touched_statements``, ``skeleton``,
+``touched_bindings``). ``outline_of`` keys every
 definition by (kind, enclosing path, name, occurrence) so that the baseline and the current one
 can be matched, and ``ast_of`` finds the ``ast`` node of a parso definition.
 """
@@ -15,6 +16,7 @@ import logging
 import re
 from collections import Counter, defaultdict, deque
 from collections.abc import Iterable, Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +42,10 @@ class Parsed:
     @classmethod
     def of(cls, source: str, check: Check) -> Parsed:
         return cls(module=parso(source), tree=check.tree, errors=check.errors)
+
+    @classmethod
+    def of_skeleton(cls, shape: Skeleton, check: Check) -> Parsed:
+        return cls(module=parse_skeleton(shape), tree=check.tree, errors=check.errors)
 
 
 def norm(node: Any) -> str:
@@ -168,33 +174,162 @@ def _blank_except(lines: list[str], keep: set[int]) -> str:
     return "".join(line if number in keep else "\n" for number, line in enumerate(lines, 1))
 
 
-def skeleton(lines: list[str], keep: set[int], tree: ast.Module, touched: set[int]) -> str:
+@dataclass(frozen=True, slots=True)
+class LeafFunction:
+    """A function that defines nothing inside: its node, the names of the definitions around
+    it, and whether it sits in a class block (a method)."""
+
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    path: tuple[str, ...]
+    method: bool
+
+    @property
+    def key(self) -> tuple[tuple[str, ...], str]:
+        return (self.path, self.node.name)
+
+
+def leaf_functions(tree: ast.Module) -> list[LeafFunction]:
+    """Every function of the module that defines nothing inside (the skeleton may empty it)."""
+    out: list[LeafFunction] = []
+    stack: list[tuple[ast.stmt, tuple[str, ...], bool]] = [(s, (), False) for s in tree.body]
+    while stack:
+        node, path, in_class = stack.pop()
+        if isinstance(node, _FUNCTIONS) and not any(
+            isinstance(stmt, _DEFINITIONS) for stmt in _inner_statements(node)
+        ):
+            out.append(LeafFunction(node=node, path=path, method=in_class))
+            continue
+        if isinstance(node, _DEFINITIONS):
+            # a class's blocks hold its members; a function's, its locals
+            path, in_class = (*path, node.name), isinstance(node, ast.ClassDef)
+        stack.extend((child, path, in_class) for child in _block_statements(node))
+    return out
+
+
+MethodKey = tuple[tuple[str, ...], str]
+
+
+def untouched_methods(
+    leaves: list[LeafFunction],
+    lines: list[str],
+    keep: set[int],
+    touched: set[int],
+    pinned: AbstractSet[str],
+) -> frozenset[MethodKey]:
+    """(path, name) of the methods ``skeleton`` may leave out of this text: kept, untouched,
+    not named in ``pinned`` and no constructor (a class's signature reads its ``__init__``)."""
+    return frozenset(
+        leaf.key
+        for leaf in leaves
+        if leaf.method
+        and leaf.node.name not in pinned
+        and leaf.node.name not in _CONSTRUCTORS
+        and _bare_definition(leaf.node, lines, keep, touched) is not None
+    )
+
+
+def skeleton(
+    lines: list[str],
+    keep: set[int],
+    leaves: list[LeafFunction],
+    touched: set[int],
+    left_out: AbstractSet[MethodKey] = frozenset(),
+) -> Skeleton:
     """What parso must read of a text that ``ast`` parses: the kept statements, with the body of
-    every untouched function that defines nothing inside replaced by ``pass`` on its last line.
+    every untouched function that defines nothing inside replaced by ``pass`` on its last line,
+    and the untouched methods named in ``left_out`` replaced whole by a ``pass`` on their last.
 
     When both texts parse, a function body is compared through ``ast`` (signatures, body units,
     escapes) and parso contributes only the definition itself: its decorators and header, its
     first and last line, and the definitions nested in it, which such a function has none of.
     A method edit keeps its whole class, and parsing a 2,000-line class twice dominated the
-    analysis; its untouched methods now cost parso a header and a ``pass`` each.
+    analysis; its untouched methods cost parso a header and a ``pass`` each, or only the
+    ``pass`` when they may be left out of both outlines: ``left_out`` holds the methods that are
+    untouched in both texts (``untouched_methods`` of each, intersected), in the same class, and
+    named by no edited statement (the occurrence numbers of same-named definitions stay aligned).
     """
     out = [line if number in keep else "\n" for number, line in enumerate(lines, 1)]
-    stack: list[ast.stmt] = list(tree.body)
+    blanked = {number for number in range(1, len(lines) + 1) if number not in keep}
+    for leaf in leaves:
+        span = None
+        if leaf.method and leaf.key in left_out:
+            span = _bare_definition(leaf.node, lines, keep, touched)
+        if span is None:
+            span = _bare_body(leaf.node, lines, keep, touched)
+        if span is not None:
+            # ``pass`` on the last line: the enclosing definition still ends there
+            first, last, indent = span
+            out[first - 1 : last] = ["\n"] * (last - first) + [f"{indent}pass\n"]
+            blanked.update(range(first, last))
+    return Skeleton(lines=out, blanked=frozenset(blanked))
+
+
+@dataclass(frozen=True, slots=True)
+class Skeleton:
+    """A skeleton's lines (numbered as in its text) and the numbers of those it emptied."""
+
+    lines: list[str]
+    blanked: frozenset[int]
+
+    @property
+    def text(self) -> str:
+        return "".join(self.lines)
+
+
+def parse_skeleton(shape: Skeleton) -> Any:
+    """parso's tree of a skeleton, its positions those of the full text, without the lines the
+    skeleton emptied: parso pays for every line (about 6 µs each), and the skeleton of a method
+    edit in a 9,000-line module is nearly all empty lines. No token spans an emptied line (whole
+    statements and bodies are emptied), so dropping them changes nothing but line numbers, which
+    are then put back on every leaf."""
+    numbers = [n for n in range(1, len(shape.lines) + 1) if n not in shape.blanked]
+    module = parso("".join(shape.lines[n - 1] for n in numbers))
+    extra = len(shape.lines) - len(numbers)
+    for leaf in _leaves(module):
+        # the end marker sits one line past the last one
+        leaf.line = numbers[leaf.line - 1] if leaf.line <= len(numbers) else leaf.line + extra
+    return module
+
+
+def touched_bindings(tree: ast.Module, touched: set[int]) -> set[str]:
+    """Names bound in module and class blocks by the statements the edit touches, and the names
+    of the touched definitions at any depth (a function's locals are no member of anything)."""
+    ordered = sorted(touched)
+    names: set[str] = set()
+    stack: list[tuple[ast.stmt, bool]] = [(stmt, False) for stmt in tree.body]
     while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not any(
-            isinstance(stmt, _DEFINITIONS) for stmt in _inner_statements(node)
-        ):
-            body = _bare_body(node, lines, keep, touched)
-            if body is not None:
-                first, last, indent = body
-                out[first - 1 : last] = ["\n"] * (last - first) + [f"{indent}pass\n"]
-        else:
-            stack.extend(_block_statements(node))
-    return "".join(out)
+        stmt, local = stack.pop()
+        start = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+        pos = bisect.bisect_left(ordered, start)
+        if pos == len(ordered) or ordered[pos] > (stmt.end_lineno or stmt.lineno):
+            continue
+        if isinstance(stmt, _DEFINITIONS):
+            names.add(stmt.name)
+            local = isinstance(stmt, _FUNCTIONS)
+        elif not local:
+            names.update(_bound_by(stmt))
+        stack.extend((child, local) for child in _block_statements(stmt))
+    return names
 
 
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+def _bound_by(stmt: ast.stmt) -> Iterator[str]:
+    """Names a statement binds outside its blocks (targets, ``as`` names, imports)."""
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        yield from ((a.asname or a.name).split(".")[0] for a in stmt.names)
+        return
+    for name, value in ast.iter_fields(stmt):
+        if name in _BLOCKS:
+            continue
+        for part in value if isinstance(value, list) else [value]:
+            if isinstance(part, ast.AST):
+                for node in ast.walk(part):
+                    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                        yield node.id
+
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_DEFINITIONS = (*_FUNCTIONS, ast.ClassDef)
+_CONSTRUCTORS = frozenset({"__init__", "__new__"})
 # Statement blocks in the order ast.iter_child_nodes visits them (try: body, handlers, else…).
 _BLOCKS = ("body", "handlers", "orelse", "finalbody", "cases")
 
@@ -244,6 +379,26 @@ def _bare_body(
     if not re.match(rf"\s*(?:async\s+)?def\s+{re.escape(node.name)}\b", header):
         return None
     return first.lineno, end, indent
+
+
+def _bare_definition(
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+    lines: list[str],
+    keep: set[int],
+    touched: set[int],
+) -> tuple[int, int, str] | None:
+    """(first line with decorators, last line, indentation) of a function safe to leave out
+    whole, or None: kept, untouched, and nothing but indentation before it on its first line."""
+    start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    end = node.end_lineno or node.lineno
+    if end > len(lines) or any(
+        line not in keep or line in touched for line in range(start, end + 1)
+    ):
+        return None
+    indent = lines[start - 1][: node.col_offset]
+    if indent.strip() or not indent:
+        return None
+    return start, end, indent
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 
 from impact_ls.analysis.classify._signatures import Signature
 from impact_ls.model import CallShape
@@ -103,11 +104,19 @@ def serves_any_attribute(cls: ast.ClassDef) -> bool:
     )
 
 
-def instance_attributes(cls: ast.ClassDef) -> dict[str, ast.stmt]:
-    """``self.<name>`` bound by the class's methods → the first statement binding it."""
+def instance_attributes(
+    cls: ast.ClassDef, skip: AbstractSet[tuple[int, int]] = frozenset(), *, inside: bool = False
+) -> dict[str, ast.stmt]:
+    """``self.<name>`` bound by the class's methods → the first statement binding it.
+
+    Methods whose (first, last) lines are in ``skip`` are left out — or, ``inside``, only they
+    are read.
+    """
     found: dict[str, tuple[int, ast.stmt]] = {}
     for method in cls.body:
         if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if (_span(method) in skip) is not inside:
             continue
         args = [*method.args.posonlyargs, *method.args.args]
         if not args or _is_static(method):
@@ -118,6 +127,18 @@ def instance_attributes(cls: ast.ClassDef) -> dict[str, ast.stmt]:
                 if name not in found or stmt.lineno < found[name][0]:
                     found[name] = (stmt.lineno, stmt)
     return {name: stmt for name, (_, stmt) in found.items()}
+
+
+def method_spans(cls: ast.ClassDef) -> Iterator[tuple[int, int]]:
+    """(first line with decorators, last line) of each method directly in the class body."""
+    for method in cls.body:
+        if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield _span(method)
+
+
+def _span(method: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int]:
+    start = min([method.lineno, *(d.lineno for d in method.decorator_list)])
+    return start, method.end_lineno or method.lineno
 
 
 def _is_static(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 
 from impact_ls.analysis.classify import classify_changes
+from impact_ls.analysis.classify._outline import leaf_functions, untouched_methods
 from impact_ls.analysis.classify._outline import skeleton as _skeleton
 from impact_ls.model import ChangeType
 
@@ -57,7 +58,7 @@ def test_skeleton_hollows_untouched_leaf_functions_and_keeps_line_numbers() -> N
     lines = _lines(BASE)
     keep = set(range(1, len(lines) + 1))
     touched = {21, 22}  # the if statement of put
-    skeleton = _skeleton(lines, keep, ast.parse(BASE), touched)
+    skeleton = _skeleton(lines, keep, leaf_functions(ast.parse(BASE)), touched).text
     out = _lines(skeleton)
     assert len(out) == len(lines)
     ast.parse(skeleton)  # still valid Python
@@ -83,11 +84,13 @@ def test_skeleton_hollows_untouched_leaf_functions_and_keeps_line_numbers() -> N
 def test_skeleton_keeps_lines_outside_keep_blank_and_skips_functions_partly_outside() -> None:
     lines = _lines(BASE)
     keep = set(range(32, 34))  # helper only
-    skeleton = _lines(_skeleton(lines, keep, ast.parse(BASE), set()))
+    skeleton = _lines(_skeleton(lines, keep, leaf_functions(ast.parse(BASE)), set()).text)
     assert all(line == "\n" for line in skeleton[:31])
     assert skeleton[31:33] == ["def helper(a):\n", "    pass\n"]
     # a function whose lines are not all kept is left as it is
-    partial = _lines(_skeleton(lines, set(range(4, 6)), ast.parse(BASE), set()))
+    partial = _lines(
+        _skeleton(lines, set(range(4, 6)), leaf_functions(ast.parse(BASE)), set()).text
+    )
     assert partial[3:5] == lines[3:5]
 
 
@@ -131,6 +134,54 @@ def test_one_baseline_edited_in_turn_in_different_places_classifies_each_edit() 
     ]
 
 
+def test_skeleton_leaves_out_untouched_methods_not_pinned_but_keeps_constructors() -> None:
+    text = BASE.replace(
+        "class Store:", "class Store:\n    def __init__(self):\n        self.data = {}\n"
+    )
+    lines = _lines(text)
+    keep = set(range(1, len(lines) + 1))
+    leaves = leaf_functions(ast.parse(text))
+    left_out = untouched_methods(leaves, lines, keep, set(), {"get"})
+    assert left_out == {(("Store",), name) for name in ("size", "fetch", "text")}
+    out = _lines(_skeleton(lines, keep, leaves, set(), left_out).text)
+    assert len(out) == len(lines)
+    tree = ast.parse("".join(out))
+    store = tree.body[0]
+    assert isinstance(store, ast.ClassDef)
+    defs = [(n.name, n.lineno) for n in store.body if isinstance(n, ast.FunctionDef)]
+    # get is pinned (hollowed), __init__ is a constructor (hollowed), put defines check() (kept
+    # whole); size, its setter, fetch and text are left out: a ``pass`` on their last line
+    assert defs == [("__init__", 2), ("get", 7), ("put", 20)]
+    assert out[11:14] == ["\n", "\n", "    pass\n"]  # the getter, decorator included
+    assert out[26] == "    pass\n"  # fetch, on one line
+    assert out[28:32] == ["\n", "\n", "\n", "    pass\n"]  # text(), to its last line
+    assert out[-2:] == ["def helper(a):\n", "    pass\n"]  # module level: hollowed only
+
+
+def test_a_method_inserted_right_after_another_leaves_the_neighbour_unchanged() -> None:
+    # The insertion point touches the baseline's line above it (get's last line) but no line of
+    # get in the new text: get is pinned by name, so no text leaves it out and it is not deleted.
+    after = BASE.replace(
+        "        return value\n",
+        "        return value\n    def peek(self, key):\n        return self.data.get(key)\n",
+    )
+    changes = classify_changes(file="pkg/store.py", module="pkg.store", before=BASE, after=after)
+    assert [(c.change_type, c.entity) for c in changes] == [
+        (ChangeType.ADD, "pkg.store.Store.peek")
+    ]
+
+
+def test_a_setter_added_beside_an_untouched_getter_is_the_second_occurrence() -> None:
+    text = "class P:\n    @property\n    def x(self):\n        return 1\n\n    def y(self):\n        pass\n"
+    after = text.replace(
+        "\n    def y", "\n    @x.setter\n    def x(self, v):\n        self.v = v\n\n    def y"
+    )
+    changes = classify_changes(file="pkg/p.py", module="pkg.p", before=text, after=after)
+    assert [(c.change_type, c.entity, c.line_range) for c in changes] == [
+        (ChangeType.ADD, "pkg.p.P.x", (6, 8))
+    ]
+
+
 NESTED = """\
 class A:
     try:
@@ -167,3 +218,50 @@ def test_all_definitions_finds_what_ast_walk_finds_in_the_same_order() -> None:
     ]
     assert [(n.lineno, n.name) for n in _all_definitions(stmt)] == walked
     assert [name for _, name in walked] == ["A", "t1", "T3", "a1", "t2", "t4", "m1", "w1", "m2"]
+
+
+STORED = """\
+class Box:
+    def __init__(self, size, mode="r"):
+        self.size = size
+        self.mode = mode
+
+    def reset(self):
+        self.mode = "r"
+
+    def describe(self):
+        return self.size
+"""
+
+
+def _fields(after: str) -> list[tuple[str, tuple[int, int]]]:
+    changes = classify_changes(file="pkg/box.py", module="pkg.box", before=STORED, after=after)
+    return [(c.entity, c.line_range) for c in changes if c.change_type is ChangeType.FIELD]
+
+
+def test_an_attribute_dropped_by_an_edited_method_is_removed_unless_an_untouched_one_binds_it():
+    # size is bound by __init__ alone: gone; mode is still bound by reset, which no hunk touches
+    after = STORED.replace("        self.size = size\n        self.mode = mode\n", "        pass\n")
+    assert _fields(after) == [("pkg.box.Box.size", (3, 3))]
+
+
+def test_a_method_inserted_right_after_init_removes_none_of_its_attributes():
+    # The insertion point touches __init__'s last baseline line, not its lines in the new text.
+    after = STORED.replace(
+        "        self.mode = mode\n",
+        "        self.mode = mode\n    def peek(self):\n        return 1\n",
+    )
+    assert _fields(after) == []
+
+
+def test_methods_that_change_class_are_compared_though_no_hunk_touches_them():
+    # A class header inserted mid-class moves the methods below it into the new class with no
+    # line of theirs touched: each text leaves out only the methods untouched in both, in the
+    # same class, so the baseline still shows them in A and A.g's removal is reported.
+    before = "class A:\n    def f(self):\n        return 1\n\n    def g(self):\n        return 2\n"
+    after = before.replace("\n    def g", "class B:\n    def g")
+    changes = classify_changes(file="pkg/m.py", module="pkg.m", before=before, after=after)
+    assert [(c.change_type, c.entity) for c in changes] == [
+        (ChangeType.ADD, "pkg.m.B"),
+        (ChangeType.DELETE, "pkg.m.A.g"),
+    ]
