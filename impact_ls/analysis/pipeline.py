@@ -240,12 +240,16 @@ def _indexed(graph: CodeGraph, file: str) -> bool:
 
 def _tested_sites(hits: Sequence[TestHit], graph: CodeGraph) -> tuple[TestedSite, ...]:
     """Each selected test file once: its most confident test definition (then the first id)."""
-    best: dict[str, TestHit] = {}
-    for hit in sorted(hits, key=lambda h: (-h.conf, h.test, h.file)):
-        if hit.entity is not None:
-            best.setdefault(hit.test_file, hit)
+    best: dict[str, tuple[tuple[float, str, str], TestHit]] = {}
+    for hit in hits:
+        if hit.entity is None:
+            continue
+        key = (-hit.conf, hit.test, hit.file)
+        held = best.get(hit.test_file)
+        if held is None or key < held[0]:
+            best[hit.test_file] = (key, hit)
     out = []
-    for test_file, hit in sorted(best.items()):
+    for test_file, (_, hit) in sorted(best.items()):
         node = graph.node(hit.entity) if hit.entity is not None else None
         if node is None or hit.entity is None:
             continue
