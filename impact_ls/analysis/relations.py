@@ -178,7 +178,10 @@ def dependent_ids(
     change: Change,
     at_seed: bool,
 ) -> set[QualName]:
-    """The dependents ``dependents_via`` would reach, without their evidence (for counting)."""
+    """The dependents ``dependents_via`` would reach, without their evidence (for counting);
+    name-matched calls count unless already refuted, and none is queued for confirmation."""
+    if relation in (Relation.CALLED_BY, Relation.CALLERS):
+        return {edge.source for edge in graph.callers_not_refuted(entity)}
     edges = _admitted(relation, entity, graph, change=change, at_seed=at_seed)
     if relation in _FORWARD:
         return {edge.target for edge in edges}

@@ -288,6 +288,16 @@ class CodeGraph:
             self._incoming_of(QualName(qid)), _CALL_KINDS, confirmed=confirmed, ordered=ordered
         )
 
+    def callers_not_refuted(self, qid: str) -> list[Edge]:
+        """Call edges into ``qid`` the confirmer has not already refuted, unordered, asking it
+        nothing new: a confirmer's ``known(edge)`` answers from what it decided before (a
+        confirmer without one is asked as usual)."""
+        calls = self._select(self._incoming_of(QualName(qid)), _CALL_KINDS, False, False)
+        if self.confirmer is None:
+            return calls
+        known = getattr(self.confirmer, "known", self.confirmer)
+        return [e for e in calls if not e.name_matched or known(e) is not False]
+
     def instantiations_of(self, qid: str) -> list[Edge]:
         """Instantiate edges into a class (calls of the class)."""
         return self.dependents(qid, kinds=(EdgeKind.INSTANTIATE,))

@@ -142,6 +142,22 @@ class JediConfirmer:
             return self._defer(edge)
         return self._look_up(edge)
 
+    def known(self, edge: Edge) -> bool | None:
+        """The verdict already reached on ``edge`` at its file's text, if any: nothing is asked,
+        queued or counted (a walk counting entities it will not show)."""
+        if not edge.name_matched:
+            return None
+        if self._window is not None:
+            verdicts = self._window.get(edge.file, _UNSEEN)
+            if verdicts is _UNSEEN:
+                verdicts = self._window[edge.file] = self._verdicts_of(edge.file)
+            return None if verdicts is None else verdicts.get(edge)
+        digest, _ = self._digest_and_text(edge.file)
+        if digest is None:
+            return None
+        with self._lock:
+            return self._cache.get((edge, digest))[1]
+
     def _look_up(self, edge: Edge) -> bool | None:
         digest, text = self._digest_and_text(edge.file)
         if digest is None:

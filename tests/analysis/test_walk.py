@@ -230,6 +230,39 @@ def test_levels_beyond_a_full_cap_are_counted_once_per_entity():
     assert (result.truncated, result.omitted, result.omitted_direct) == (True, 10 + 30 + 1, 10)
 
 
+def test_counted_levels_leave_out_refuted_name_matched_calls_only():
+    nodes = [_node("pkg.core.f", NodeKind.FUNCTION, "pkg/core.py", 1)]
+    edges = []
+    for i in range(201):
+        nodes.append(_node(f"pkg.near.g{i:03}", NodeKind.FUNCTION, "pkg/near.py", 10 * i + 1))
+        edges.append(
+            _edge(f"pkg.near.g{i:03}", "pkg.core.f", EdgeKind.CALL, "pkg/near.py", 10 * i + 2)
+        )
+    for name, matched in (("kept", False), ("unsure", True), ("wrong", True)):
+        nodes.append(_node(f"pkg.far.{name}", NodeKind.FUNCTION, "pkg/far.py", 1))
+        edges.append(
+            _edge(
+                f"pkg.far.{name}",
+                "pkg.near.g000",
+                EdgeKind.CALL,
+                "pkg/far.py",
+                2,
+                name_matched=matched,
+            )
+        )
+    asked: list[str] = []
+
+    def confirmer(edge: Edge) -> bool | None:
+        asked.append(edge.source)
+        return False if edge.source == "pkg.far.wrong" else None
+
+    graph = CodeGraph.of(nodes, edges, confirmer=confirmer)
+    result = _walk(_change(ChangeType.METHOD_SIGNATURE, "pkg.core.f"), graph)
+    # one direct caller past the cap of 200, and at distance 2 the sure and the undecided call
+    assert (result.omitted, result.omitted_direct) == (1 + 2, 1)
+    assert sorted(asked) == ["pkg.far.unsure", "pkg.far.wrong"]
+
+
 def test_delete_walks_callers_and_importers_through_dangling_edges():
     nodes = [
         _node("pkg.api.handle", NodeKind.FUNCTION, "pkg/api.py", 3),

@@ -267,3 +267,19 @@ def test_a_budget_lets_misses_run_jedi_and_counts_every_verdict(
     assert tally.note() == (
         "jedi checked 4 name-matched call candidates: 1 confirmed, 1 refuted, 2 undecided"
     )
+
+
+def test_callers_not_refuted_answer_from_past_verdicts_and_queue_nothing(
+    built: GraphBuilder, confirmer
+) -> None:
+    graph = CodeGraph.of(built.graph.nodes(), built.graph.edges(), confirmer=confirmer)
+    lines = [(e.source, e.span.line) for e in graph.callers_not_refuted("shapes.Door.open")]
+    assert sorted(lines) == [("app.run", 6), ("app.run", 7)]  # nothing decided yet: all stay
+    with confirmer.budget(0.0) as tally:  # an analysis with no jedi time: a walk's counted level
+        graph.callers_not_refuted("shapes.Door.open")
+    assert tally.asked == 0
+    assert confirmer.confirm_pending() is False  # and nothing was queued for later
+    assert confirmer(_matched(built.graph, 6)["shapes.Door.open"]) is False  # jedi decides once
+    with confirmer.budget(0.0):
+        lines = [(e.source, e.span.line) for e in graph.callers_not_refuted("shapes.Door.open")]
+    assert lines == [("app.run", 7)]  # the refuted one is gone, the undecided one stays
