@@ -185,14 +185,20 @@ def test_bfs_never_goes_beyond_depth_three():
     ] == ["pkg.chain.f1"]
 
 
-def test_node_cap_keeps_the_nearest_and_counts_the_rest():
+def _fan_in(callers: int) -> tuple[list[Node], list[Edge]]:
+    """``pkg.core.f`` and ``callers`` direct callers ``pkg.near.g000``, ``g001``…"""
     nodes = [_node("pkg.core.f", NodeKind.FUNCTION, "pkg/core.py", 1)]
     edges = []
-    for i in range(150):
+    for i in range(callers):
         nodes.append(_node(f"pkg.near.g{i:03}", NodeKind.FUNCTION, "pkg/near.py", 10 * i + 1))
         edges.append(
             _edge(f"pkg.near.g{i:03}", "pkg.core.f", EdgeKind.CALL, "pkg/near.py", 10 * i + 2)
         )
+    return nodes, edges
+
+
+def test_node_cap_keeps_the_nearest_and_counts_the_rest():
+    nodes, edges = _fan_in(150)
     for i in range(100):
         nodes.append(_node(f"pkg.far.h{i:03}", NodeKind.FUNCTION, "pkg/far.py", 10 * i + 1))
         edges.append(
@@ -211,13 +217,7 @@ def test_node_cap_keeps_the_nearest_and_counts_the_rest():
 def test_levels_beyond_a_full_cap_are_counted_once_per_entity():
     # 210 direct callers fill the cap of 200; their callers (distance 2) and theirs (distance 3)
     # are only counted: an entity reached twice, or reached again farther out, counts once.
-    nodes = [_node("pkg.core.f", NodeKind.FUNCTION, "pkg/core.py", 1)]
-    edges = []
-    for i in range(210):
-        nodes.append(_node(f"pkg.near.g{i:03}", NodeKind.FUNCTION, "pkg/near.py", 10 * i + 1))
-        edges.append(
-            _edge(f"pkg.near.g{i:03}", "pkg.core.f", EdgeKind.CALL, "pkg/near.py", 10 * i + 2)
-        )
+    nodes, edges = _fan_in(210)
     for i in range(30):
         nodes.append(_node(f"pkg.far.h{i:03}", NodeKind.FUNCTION, "pkg/far.py", 10 * i + 1))
         for callee in (f"pkg.near.g{i:03}", f"pkg.near.g{i + 1:03}"):
@@ -231,13 +231,7 @@ def test_levels_beyond_a_full_cap_are_counted_once_per_entity():
 
 
 def test_counted_levels_leave_out_refuted_name_matched_calls_only():
-    nodes = [_node("pkg.core.f", NodeKind.FUNCTION, "pkg/core.py", 1)]
-    edges = []
-    for i in range(201):
-        nodes.append(_node(f"pkg.near.g{i:03}", NodeKind.FUNCTION, "pkg/near.py", 10 * i + 1))
-        edges.append(
-            _edge(f"pkg.near.g{i:03}", "pkg.core.f", EdgeKind.CALL, "pkg/near.py", 10 * i + 2)
-        )
+    nodes, edges = _fan_in(201)
     for name, matched in (("kept", False), ("unsure", True), ("wrong", True)):
         nodes.append(_node(f"pkg.far.{name}", NodeKind.FUNCTION, "pkg/far.py", 1))
         edges.append(

@@ -85,10 +85,15 @@ class _TopStatement:
     imports: bool
 
 
+def first_line(stmt: ast.stmt) -> int:
+    """A statement's first line, its decorators included."""
+    decorators: list[ast.expr] = getattr(stmt, "decorator_list", [])
+    return min([stmt.lineno, *(d.lineno for d in decorators)])
+
+
 def _top_statements(tree: ast.Module) -> list[_TopStatement]:
     out: list[_TopStatement] = []
     for stmt in tree.body:
-        decorators = getattr(stmt, "decorator_list", [])
         names: set[str] = set()
         imports = False
         stack: list[ast.AST] = [stmt]
@@ -105,7 +110,7 @@ def _top_statements(tree: ast.Module) -> list[_TopStatement]:
             stack.extend(ast.iter_child_nodes(node))
         out.append(
             _TopStatement(
-                start=min([stmt.lineno, *(d.lineno for d in decorators)]),
+                start=first_line(stmt),
                 end=stmt.end_lineno or stmt.lineno,
                 names=frozenset(names),
                 imports=imports,
@@ -299,7 +304,7 @@ def touched_bindings(tree: ast.Module, touched: set[int]) -> set[str]:
     stack: list[tuple[ast.stmt, bool]] = [(stmt, False) for stmt in tree.body]
     while stack:
         stmt, local = stack.pop()
-        start = min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+        start = first_line(stmt)
         pos = bisect.bisect_left(ordered, start)
         if pos == len(ordered) or ordered[pos] > (stmt.end_lineno or stmt.lineno):
             continue
@@ -365,7 +370,7 @@ def _bare_body(
     Safe: kept, untouched by the edit, its body starting on a line of its own after the
     header, and ``def`` and its name on one line (parso locates the definition by its name).
     """
-    start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    start = first_line(node)
     end = node.end_lineno or node.lineno
     first = node.body[0]
     if first.lineno <= node.lineno or end > len(lines):
@@ -389,7 +394,7 @@ def _bare_definition(
 ) -> tuple[int, int, str] | None:
     """(first line with decorators, last line, indentation) of a function safe to leave out
     whole, or None: kept, untouched, and nothing but indentation before it on its first line."""
-    start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    start = first_line(node)
     end = node.end_lineno or node.lineno
     if end > len(lines) or any(
         line not in keep or line in touched for line in range(start, end + 1)

@@ -22,6 +22,7 @@ import ast
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 
+from impact_ls.analysis.classify._outline import first_line
 from impact_ls.analysis.classify._signatures import Signature
 from impact_ls.model import CallShape
 
@@ -137,8 +138,7 @@ def method_spans(cls: ast.ClassDef) -> Iterator[tuple[int, int]]:
 
 
 def _span(method: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int]:
-    start = min([method.lineno, *(d.lineno for d in method.decorator_list)])
-    return start, method.end_lineno or method.lineno
+    return first_line(method), method.end_lineno or method.lineno
 
 
 def _is_static(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
