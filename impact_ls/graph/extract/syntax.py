@@ -21,6 +21,8 @@ _SHAPES: dict[tuple[int, tuple[str, ...], bool, bool], ArgShape] = {}
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 _OPTIONAL_WRAPPERS = {"Optional", "Annotated", "ClassVar", "Final", "Type", "type", "Required"}
 new_span = fast_init(Span)
+_SMALL_INT = 256  # CPython shares the ints up to this one already
+_INTS: dict[int, int] = {}
 _ATTRIBUTE = ast.Attribute
 _NAME = ast.Name
 _CALL = ast.Call
@@ -41,7 +43,17 @@ def parse_quietly(text: str, file: str = "<unknown>", mode: str = "exec") -> Any
 def span_of(node: Any) -> Span:
     """The span ``ast`` gives ``node`` (a missing end is the start line, column 0)."""
     line = node.lineno
-    return new_span(line, node.col_offset, node.end_lineno or line, node.end_col_offset or 0)
+    end = node.end_lineno or line
+    if line > _SMALL_INT:
+        line = shared_int(line)
+        end = shared_int(end)
+    return new_span(line, node.col_offset, end, node.end_col_offset or 0)
+
+
+def shared_int(value: int) -> int:
+    """One int object per value: ``ast`` makes a new one for every line number of every node
+    past 256, and the spans kept in facts held half a million of them (django: 20 MB)."""
+    return _INTS.setdefault(value, value)
 
 
 def chain_of(expr: ast.expr, inner: list[ast.expr] | None = None) -> Chain:
