@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -343,8 +344,11 @@ class Walker:
         if len(scope.strings) < MAX_NODE_STRINGS:
             _add_words(scope, value)
         if len(value) > 1 and value.isidentifier():
+            # interned: the same names (``"id"``, ``"name"``) are literals in thousands of files
             self.dynamic.append(
-                new_dynamic(scope.qualname, value, DynamicKind.STRING_LITERAL, span_of(node))
+                new_dynamic(
+                    scope.qualname, sys.intern(value), DynamicKind.STRING_LITERAL, span_of(node)
+                )
             )
 
     def result(self, *, module: str, is_package: bool, parse_error: str | None) -> FileFacts:
