@@ -41,6 +41,8 @@ from impact_ls.model import Edge, NodeKind, QualName
 logger = logging.getLogger(__name__)
 
 _Key = tuple[str, str]
+# past this many readers a key's readers are a set (a list's ``remove`` scans them all)
+_LIST_READERS = 16
 _CALLABLE = frozenset({NodeKind.FUNCTION, NodeKind.METHOD, NodeKind.FIXTURE})
 
 
@@ -107,8 +109,11 @@ class GraphBuilder:
         self._callables: dict[str, set[QualName]] = defaultdict(set)
         # classes by the last name of each of their bases: the candidates for "subclasses of X"
         self._based: dict[str, set[tuple[str, str]]] = defaultdict(set)
-        self._reads: dict[str, frozenset[_Key]] = {}
-        self._readers: dict[_Key, set[str]] = defaultdict(set)
+        # what each file's resolution read and who read each key: tuples, and a list
+        # until a key has many readers — most of django's 25k keys have one, and 25k small sets
+        # weighed 10 MB
+        self._reads: dict[str, tuple[_Key, ...]] = {}
+        self._readers: dict[_Key, list[str] | set[str]] = {}
         self._keys: dict[_Key, _Key] = {}  # the shared key objects (``_remember_reads``)
         self._roots: tuple[str, ...] = ("",)
         self._last_resolved: tuple[str, ...] = ()
@@ -237,7 +242,7 @@ class GraphBuilder:
         if edges is None:
             return False
         self._graph.replace_edges(file, edges)
-        self._remember_reads(file, frozenset(reads))
+        self._remember_reads(file, reads)
         return True
 
     def update(self, file: str, text: str) -> None:
@@ -388,7 +393,7 @@ class GraphBuilder:
     def _reresolve(self, keys: set[_Key], *, also: tuple[str, ...]) -> None:
         affected: set[str] = set(also)
         for key in keys:
-            affected |= self._readers.get(key, set())
+            affected.update(self._readers.get(key, ()))
         affected &= set(self._facts)
         for file in sorted(affected):
             self._resolve(file)
@@ -399,26 +404,40 @@ class GraphBuilder:
         recorder = _Recorder(self)
         edges = resolve_file(self._infos[file], recorder)
         self._graph.replace_edges(file, edges)
-        self._remember_reads(file, frozenset(recorder.reads))
+        self._remember_reads(file, recorder.reads)
         return edges
 
-    def _remember_reads(self, file: str, reads: frozenset[_Key]) -> None:
+    def _remember_reads(self, file: str, reads: Iterable[_Key]) -> None:
         self._forget_reads(file)
         # one key object per distinct read, recorded or decoded: most files ask the same
         # ("n", "__iter__")-like questions (98k reads of few distinct keys on django)
         pool = self._keys
-        reads = frozenset([pool.setdefault(key, key) for key in reads])
-        self._reads[file] = reads
-        for key in reads:
-            self._readers[key].add(file)
+        keys = tuple({pool.setdefault(key, key): None for key in reads})
+        self._reads[file] = keys
+        readers = self._readers
+        for key in keys:
+            found = readers.get(key)
+            if found is None:
+                readers[key] = [file]
+            elif isinstance(found, set):
+                found.add(file)
+            else:
+                found.append(file)  # never there yet: its old reads were forgotten above
+                if len(found) > _LIST_READERS:
+                    readers[key] = set(found)
 
     def _forget_reads(self, file: str) -> None:
-        for key in self._reads.pop(file, frozenset()):
-            readers = self._readers.get(key)
-            if readers is not None:
-                readers.discard(file)
-                if not readers:
-                    del self._readers[key]
+        readers = self._readers
+        for key in self._reads.pop(file, ()):
+            found = readers.get(key)
+            if found is None:
+                continue
+            try:
+                found.remove(file)
+            except (ValueError, KeyError):  # never recorded: nothing to forget
+                continue
+            if not found:
+                del readers[key]
 
 
 class _Fingerprints:

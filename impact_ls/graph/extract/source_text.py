@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import re
 
-from impact_ls.graph.extract.syntax import new_span
+from impact_ls.graph.extract.syntax import new_span, shared_int
 from impact_ls.model import Span
 
 MAX_SIGNATURE_CHARS = 400
@@ -66,11 +66,12 @@ class SourceLines:
         line = self.line(node.lineno)
         start = _char_col(line, node.col_offset)
         idx = line.find(node.name, start)
+        lineno = shared_int(node.lineno)
         if idx < 0:
-            return new_span(node.lineno, node.col_offset, node.lineno, 0)
+            return new_span(lineno, node.col_offset, lineno, 0)
         if not line.isascii():
             idx = len(line[:idx].encode("utf-8"))
-        return new_span(node.lineno, idx, node.lineno, idx + len(node.name.encode()))
+        return new_span(lineno, idx, lineno, idx + len(node.name.encode()))
 
 
 def _char_col(line: str, col: int) -> int:

@@ -21,6 +21,12 @@ _SHAPES: dict[tuple[int, tuple[str, ...], bool, bool], ArgShape] = {}
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 _OPTIONAL_WRAPPERS = {"Optional", "Annotated", "ClassVar", "Final", "Type", "type", "Required"}
 new_span = fast_init(Span)
+_SMALL_INT = 256  # CPython shares the ints up to this one already
+_INTS: dict[int, int] = {}
+_ATTRIBUTE = ast.Attribute
+_NAME = ast.Name
+_CALL = ast.Call
+_SUBSCRIPT = ast.Subscript
 
 
 def parse_quietly(text: str, file: str = "<unknown>", mode: str = "exec") -> Any:
@@ -37,23 +43,36 @@ def parse_quietly(text: str, file: str = "<unknown>", mode: str = "exec") -> Any
 def span_of(node: Any) -> Span:
     """The span ``ast`` gives ``node`` (a missing end is the start line, column 0)."""
     line = node.lineno
-    return new_span(line, node.col_offset, node.end_lineno or line, node.end_col_offset or 0)
+    end = node.end_lineno or line
+    if line > _SMALL_INT:
+        line = shared_int(line)
+        end = shared_int(end)
+    return new_span(line, node.col_offset, end, node.end_col_offset or 0)
+
+
+def shared_int(value: int) -> int:
+    """One int object per value: ``ast`` makes a new one for every line number of every node
+    past 256, and the spans kept in facts held half a million of them (django: 20 MB)."""
+    return _INTS.setdefault(value, value)
 
 
 def chain_of(expr: ast.expr, inner: list[ast.expr] | None = None) -> Chain:
     """The dotted chain of ``expr``; call nodes met inside are appended to ``inner``."""
     parts: list[str] = []
     node: ast.expr = expr
+    # ``type(…) is``, not ``isinstance``: the parser makes no subclasses, and this runs for
+    # every call, attribute, operand and subscript
     while True:
-        if isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        elif isinstance(node, ast.Name):
-            parts.append(node.id)
+        kind = type(node)
+        if kind is _ATTRIBUTE:
+            parts.append(node.attr)  # type: ignore[attr-defined]
+            node = node.value  # type: ignore[attr-defined]
+        elif kind is _NAME:
+            parts.append(node.id)  # type: ignore[attr-defined]
             break
-        elif isinstance(node, ast.Call):
-            func = node.func
-            if isinstance(func, ast.Name) and func.id == "super":
+        elif kind is _CALL:
+            func = node.func  # type: ignore[attr-defined]
+            if type(func) is _NAME and func.id == "super":
                 parts.append(SUPER)
                 break
             parts.append(CALL)
@@ -61,11 +80,11 @@ def chain_of(expr: ast.expr, inner: list[ast.expr] | None = None) -> Chain:
                 inner.append(node)
                 # the call itself is recorded on its own; keep walking its callee for the chain
             node = func
-        elif isinstance(node, ast.Subscript):
+        elif kind is _SUBSCRIPT:
             parts.append(ITEM)
             if inner is not None:
-                inner.append(node.slice)  # the index is an expression of its own
-            node = node.value
+                inner.append(node.slice)  # type: ignore[attr-defined]
+            node = node.value  # type: ignore[attr-defined]
         else:
             if inner is not None:
                 inner.append(node)

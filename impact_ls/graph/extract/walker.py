@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -72,6 +73,13 @@ new_type_ref = fast_init(TypeRefFact)
 new_assign = fast_init(AssignFact)
 
 Handler = Callable[["Walker", Any], None]
+
+
+def _child_fields(kind: type) -> tuple[str, ...]:
+    names = _CHILD_FIELDS[kind] = tuple(
+        f for f in getattr(kind, "_fields", ()) if f not in _LEAF_FIELDS
+    )
+    return names
 
 
 class Walker:
@@ -171,7 +179,25 @@ class Walker:
         if handler is not None:
             handler(self, node)
             return
-        self.walk_children(node)
+        # ``walk_children`` inlined: most other nodes are plain containers (a call per node)
+        names = _CHILD_FIELDS.get(kind)
+        if names is None:
+            names = _child_fields(kind)
+        visit = self.visit
+        for name in names:
+            value = getattr(node, name, None)
+            if value is None:
+                continue
+            if type(value) is list:
+                for child in value:
+                    if isinstance(child, ast.AST) and not (
+                        type(child) is _CONSTANT and type(child.value) is not str
+                    ):
+                        visit(child)
+            elif isinstance(value, ast.AST) and not (
+                type(value) is _CONSTANT and type(value.value) is not str
+            ):
+                visit(value)
 
     def walk_children(self, node: ast.AST) -> None:
         """Visit every child node of ``node`` (what ``visit`` does for kinds it has no handler
@@ -179,9 +205,7 @@ class Walker:
         kind = type(node)
         names = _CHILD_FIELDS.get(kind)
         if names is None:
-            names = _CHILD_FIELDS[kind] = tuple(
-                f for f in getattr(kind, "_fields", ()) if f not in _LEAF_FIELDS
-            )
+            names = _child_fields(kind)
         visit = self.visit
         for name in names:
             value = getattr(node, name, None)
@@ -320,8 +344,11 @@ class Walker:
         if len(scope.strings) < MAX_NODE_STRINGS:
             _add_words(scope, value)
         if len(value) > 1 and value.isidentifier():
+            # interned: the same names (``"id"``, ``"name"``) are literals in thousands of files
             self.dynamic.append(
-                new_dynamic(scope.qualname, value, DynamicKind.STRING_LITERAL, span_of(node))
+                new_dynamic(
+                    scope.qualname, sys.intern(value), DynamicKind.STRING_LITERAL, span_of(node)
+                )
             )
 
     def result(self, *, module: str, is_package: bool, parse_error: str | None) -> FileFacts:

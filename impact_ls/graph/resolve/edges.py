@@ -155,6 +155,7 @@ class FileResolver:
         self._access_memo: dict[tuple[_MemoKey, AccessKind], list[_Made]] = {}
         self.external_targets: set[QualName] = set()
         self._names: dict[str, bool] = {}
+        self._linkables: dict[str, bool] = {}
         self._candidates: dict[str, list[QualName]] = {}
         self._receivers: dict[tuple[str, Chain, bool, int], Value] = {}
 
@@ -235,17 +236,19 @@ class FileResolver:
         span = call.span
         source = info.qual(call.scope)
         if memo is not None:
+            # half of django's call sites replay: edges made positionally, without ``edge``
             members, returned = memo
-            for kind, target in members:
-                self.add(kind, source, target, span)
+            file = self.file
+            if members:
+                append = self.edges.append
+                for kind, target in members:
+                    append(_new_edge(source, target, kind, file, span, None, False, None))
+            if not returned:
+                return []
+            args = call.args
             return [
-                self.edge(
-                    kind,
-                    source,
-                    target,
-                    span,
-                    call.args if with_args else None,
-                    name_matched=matched,
+                _new_edge(
+                    source, target, kind, file, span, args if with_args else None, matched, None
                 )
                 for kind, target, with_args, matched in returned
             ]
@@ -269,7 +272,7 @@ class FileResolver:
             return self._edges_to(info.qual(call.scope), target, call)
         name = chain[-1]
         special = _is_dunder(name)
-        if special and not any(self._defined(n) for n in _FALLBACKS.get(name, (name,))):
+        if special and not self._linkable(name):
             return []  # no class of the project defines it: nothing to link, nothing to walk
         if special:
             receiver = self._receiver(info, call)
@@ -305,6 +308,16 @@ class FileResolver:
         if found is None:
             found = self._receivers[key] = self._walk(
                 info, call.scope, chain, call.head_local, call.span, record=False
+            )
+        return found
+
+    def _linkable(self, name: str) -> bool:
+        """Whether some class of the project defines special method ``name`` or the one Python
+        falls back to (asked of every implicit call: 50k on django)."""
+        found = self._linkables.get(name)
+        if found is None:
+            found = self._linkables[name] = any(
+                self._defined(n) for n in _FALLBACKS.get(name, (name,))
             )
         return found
 
