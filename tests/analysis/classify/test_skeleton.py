@@ -172,7 +172,10 @@ def test_a_method_inserted_right_after_another_leaves_the_neighbour_unchanged() 
 
 
 def test_a_setter_added_beside_an_untouched_getter_is_the_second_occurrence() -> None:
-    text = "class P:\n    @property\n    def x(self):\n        return 1\n\n    def y(self):\n        pass\n"
+    text = (
+        "class P:\n    @property\n    def x(self):\n        return 1\n\n"
+        "    def y(self):\n        pass\n"
+    )
     after = text.replace(
         "\n    def y", "\n    @x.setter\n    def x(self, v):\n        self.v = v\n\n    def y"
     )
