@@ -140,3 +140,19 @@ def test_a_live_analysis_defers_jedi_and_the_next_one_uses_its_verdicts(tmp_path
     second = engine.analyze(edits, live=True)
     assert _sites(second.triage.must_inspect) == [("app.py", 6, False)]
     assert not engine.confirm_pending(lambda decided: None)  # every candidate decided now
+
+
+def test_the_collector_held_during_an_analysis_runs_again_after_it(tmp_path: Path):
+    import gc
+
+    root = _copy_demo(tmp_path / "shop")
+    before = (root / EDITED_FILE).read_text(encoding="utf-8")
+    _edit(root)
+    engine = Engine.open(root)
+    edit = FileEdit(file=EDITED_FILE, baseline=before, current=(root / EDITED_FILE).read_text())
+    assert gc.isenabled()
+    assert engine.analyze([edit]).changes
+    assert gc.isenabled()
+    with pytest.raises(AttributeError):  # an analysis that fails (here: not a text) leaves it on
+        engine.analyze([FileEdit(file=EDITED_FILE, baseline=before, current=3)])  # type: ignore[arg-type]
+    assert gc.isenabled()
