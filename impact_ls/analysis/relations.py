@@ -182,6 +182,12 @@ def dependent_ids(
     name-matched calls count unless already refuted, and none is queued for confirmation."""
     if relation in (Relation.CALLED_BY, Relation.CALLERS):
         return {edge.source for edge in graph.callers_not_refuted(entity)}
+    if relation is Relation.OVERRIDES:  # unordered: a count needs no sorting
+        return {e.source for e in graph.dependents_unordered(entity) if e.kind is EdgeKind.OVERRIDE}
+    if relation is Relation.OVERRIDDEN_BY:
+        return {
+            e.target for e in graph.dependencies_unordered(entity) if e.kind is EdgeKind.OVERRIDE
+        }
     edges = _admitted(relation, entity, graph, change=change, at_seed=at_seed)
     if relation in _FORWARD:
         return {edge.target for edge in edges}

@@ -292,11 +292,13 @@ class CodeGraph:
         """Call edges into ``qid`` the confirmer has not already refuted, unordered, asking it
         nothing new: a confirmer's ``known(edge)`` answers from what it decided before (a
         confirmer without one is asked as usual)."""
-        calls = self._select(self._incoming_of(QualName(qid)), _CALL_KINDS, False, False)
-        if self.confirmer is None:
-            return calls
         known = getattr(self.confirmer, "known", self.confirmer)
-        return [e for e in calls if not e.name_matched or known(e) is not False]
+        return [
+            e
+            for e in self._incoming_of(QualName(qid))
+            if e.kind in _CALL_KINDS
+            and (known is None or not e.name_matched or known(e) is not False)
+        ]
 
     def instantiations_of(self, qid: str) -> list[Edge]:
         """Instantiate edges into a class (calls of the class)."""
