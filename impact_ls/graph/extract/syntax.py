@@ -23,10 +23,6 @@ _OPTIONAL_WRAPPERS = {"Optional", "Annotated", "ClassVar", "Final", "Type", "typ
 new_span = fast_init(Span)
 _SMALL_INT = 256  # CPython shares the ints up to this one already
 _INTS: dict[int, int] = {}
-_ATTRIBUTE = ast.Attribute
-_NAME = ast.Name
-_CALL = ast.Call
-_SUBSCRIPT = ast.Subscript
 
 
 def parse_quietly(text: str, file: str = "<unknown>", mode: str = "exec") -> Any:
@@ -60,19 +56,16 @@ def chain_of(expr: ast.expr, inner: list[ast.expr] | None = None) -> Chain:
     """The dotted chain of ``expr``; call nodes met inside are appended to ``inner``."""
     parts: list[str] = []
     node: ast.expr = expr
-    # ``type(…) is``, not ``isinstance``: the parser makes no subclasses, and this runs for
-    # every call, attribute, operand and subscript
     while True:
-        kind = type(node)
-        if kind is _ATTRIBUTE:
-            parts.append(node.attr)  # type: ignore[attr-defined]
-            node = node.value  # type: ignore[attr-defined]
-        elif kind is _NAME:
-            parts.append(node.id)  # type: ignore[attr-defined]
+        if isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        elif isinstance(node, ast.Name):
+            parts.append(node.id)
             break
-        elif kind is _CALL:
-            func = node.func  # type: ignore[attr-defined]
-            if type(func) is _NAME and func.id == "super":
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id == "super":
                 parts.append(SUPER)
                 break
             parts.append(CALL)
@@ -80,11 +73,11 @@ def chain_of(expr: ast.expr, inner: list[ast.expr] | None = None) -> Chain:
                 inner.append(node)
                 # the call itself is recorded on its own; keep walking its callee for the chain
             node = func
-        elif kind is _SUBSCRIPT:
+        elif isinstance(node, ast.Subscript):
             parts.append(ITEM)
             if inner is not None:
-                inner.append(node.slice)  # type: ignore[attr-defined]
-            node = node.value  # type: ignore[attr-defined]
+                inner.append(node.slice)  # the index is an expression of its own
+            node = node.value
         else:
             if inner is not None:
                 inner.append(node)

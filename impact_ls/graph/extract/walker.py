@@ -75,13 +75,6 @@ new_assign = fast_init(AssignFact)
 Handler = Callable[["Walker", Any], None]
 
 
-def _child_fields(kind: type) -> tuple[str, ...]:
-    names = _CHILD_FIELDS[kind] = tuple(
-        f for f in getattr(kind, "_fields", ()) if f not in _LEAF_FIELDS
-    )
-    return names
-
-
 class Walker:
     """The state of one walk over one module; handlers read and extend it."""
 
@@ -179,25 +172,7 @@ class Walker:
         if handler is not None:
             handler(self, node)
             return
-        # ``walk_children`` inlined: most other nodes are plain containers (a call per node)
-        names = _CHILD_FIELDS.get(kind)
-        if names is None:
-            names = _child_fields(kind)
-        visit = self.visit
-        for name in names:
-            value = getattr(node, name, None)
-            if value is None:
-                continue
-            if type(value) is list:
-                for child in value:
-                    if isinstance(child, ast.AST) and not (
-                        type(child) is _CONSTANT and type(child.value) is not str
-                    ):
-                        visit(child)
-            elif isinstance(value, ast.AST) and not (
-                type(value) is _CONSTANT and type(value.value) is not str
-            ):
-                visit(value)
+        self.walk_children(node)
 
     def walk_children(self, node: ast.AST) -> None:
         """Visit every child node of ``node`` (what ``visit`` does for kinds it has no handler
@@ -205,7 +180,9 @@ class Walker:
         kind = type(node)
         names = _CHILD_FIELDS.get(kind)
         if names is None:
-            names = _child_fields(kind)
+            names = _CHILD_FIELDS[kind] = tuple(
+                f for f in getattr(kind, "_fields", ()) if f not in _LEAF_FIELDS
+            )
         visit = self.visit
         for name in names:
             value = getattr(node, name, None)
