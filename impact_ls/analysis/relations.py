@@ -182,12 +182,6 @@ def dependent_ids(
     name-matched calls count unless already refuted, and none is queued for confirmation."""
     if relation in (Relation.CALLED_BY, Relation.CALLERS):
         return {edge.source for edge in graph.callers_not_refuted(entity)}
-    if relation is Relation.OVERRIDES:  # unordered: a count needs no sorting
-        return {e.source for e in graph.dependents_unordered(entity) if e.kind is EdgeKind.OVERRIDE}
-    if relation is Relation.OVERRIDDEN_BY:
-        return {
-            e.target for e in graph.dependencies_unordered(entity) if e.kind is EdgeKind.OVERRIDE
-        }
     edges = _admitted(relation, entity, graph, change=change, at_seed=at_seed)
     if relation in _FORWARD:
         return {edge.target for edge in edges}
@@ -210,13 +204,13 @@ def _admitted(
 def _edges(
     relation: Relation, target: QualName, graph: CodeGraph, *, change: Change, at_seed: bool
 ) -> list[Edge]:
+    # the walk orders what it finds itself
     if relation in (Relation.CALLED_BY, Relation.CALLERS):
-        # the walk orders what it finds itself
         return graph.callers_of(target, confirmed=True, ordered=False)
     if relation is Relation.OVERRIDES:
-        return graph.overriders_of(target)
+        return graph.overriders_of(target, ordered=False)
     if relation is Relation.OVERRIDDEN_BY:
-        return graph.methods_overridden_by(target)
+        return graph.methods_overridden_by(target, ordered=False)
     if relation is Relation.USED_BY and change.change_type is ChangeType.CLASS_DECL and at_seed:
         return sorted(
             {*inherited_uses(change, graph), *hierarchy_reads(change, graph)}, key=_edge_key

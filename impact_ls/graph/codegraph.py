@@ -34,6 +34,7 @@ _T = TypeVar("_T")
 _IMPORT_KINDS = frozenset({EdgeKind.IMPORT, EdgeKind.REEXPORT, EdgeKind.TYPE_REF})
 _MODULE_IMPORTS = frozenset({EdgeKind.IMPORT, EdgeKind.REEXPORT})
 _CALL_KINDS = frozenset({EdgeKind.CALL})
+_OVERRIDES = frozenset({EdgeKind.OVERRIDE})
 
 
 class CodeGraph:
@@ -304,13 +305,14 @@ class CodeGraph:
         """Instantiate edges into a class (calls of the class)."""
         return self.dependents(qid, kinds=(EdgeKind.INSTANTIATE,))
 
-    def overriders_of(self, qid: str) -> list[Edge]:
-        """Override edges from methods that override ``qid``."""
-        return self.dependents(qid, kinds=(EdgeKind.OVERRIDE,))
+    def overriders_of(self, qid: str, *, ordered: bool = True) -> list[Edge]:
+        """Override edges from methods that override ``qid`` (unsorted unless ``ordered``)."""
+        return self._select(self._incoming_of(QualName(qid)), _OVERRIDES, False, ordered)
 
-    def methods_overridden_by(self, qid: str) -> list[Edge]:
-        """Override edges from ``qid`` to the base methods it overrides."""
-        return self.dependencies(qid, kinds=(EdgeKind.OVERRIDE,))
+    def methods_overridden_by(self, qid: str, *, ordered: bool = True) -> list[Edge]:
+        """Override edges from ``qid`` to the base methods it overrides (unsorted unless
+        ``ordered``)."""
+        return self._select(self._outgoing_of(QualName(qid)), _OVERRIDES, False, ordered)
 
     def subclasses_of(self, qid: str) -> list[Edge]:
         """Inherit edges from direct subclasses of ``qid``."""
