@@ -75,7 +75,7 @@ def walk_dependents(
         room = max_nodes - len(members)
         if room <= 0:
             # Everything from here on is cut: only how many entities there are is reported
-            # (django's ``QuerySet.filter`` reaches ~3,000 beyond its 200 shown).
+            # (django's ``QuerySet.filter`` reaches 1,905 beyond its 200 shown).
             reached = {
                 entity
                 for current in frontier

@@ -179,6 +179,9 @@ def _blank_except(lines: list[str], keep: set[int]) -> str:
     return "".join(line if number in keep else "\n" for number, line in enumerate(lines, 1))
 
 
+MethodKey = tuple[tuple[str, ...], str]  # (names of the definitions around it, name)
+
+
 @dataclass(frozen=True, slots=True)
 class LeafFunction:
     """A function that defines nothing inside: its node, the names of the definitions around
@@ -189,7 +192,7 @@ class LeafFunction:
     method: bool
 
     @property
-    def key(self) -> tuple[tuple[str, ...], str]:
+    def key(self) -> MethodKey:
         return (self.path, self.node.name)
 
 
@@ -209,9 +212,6 @@ def leaf_functions(tree: ast.Module) -> list[LeafFunction]:
             path, in_class = (*path, node.name), isinstance(node, ast.ClassDef)
         stack.extend((child, path, in_class) for child in _block_statements(node))
     return out
-
-
-MethodKey = tuple[tuple[str, ...], str]
 
 
 def untouched_methods(
@@ -370,20 +370,17 @@ def _bare_body(
     Safe: kept, untouched by the edit, its body starting on a line of its own after the
     header, and ``def`` and its name on one line (parso locates the definition by its name).
     """
-    start = first_line(node)
-    end = node.end_lineno or node.lineno
+    span = _untouched(node, lines, keep, touched)
     first = node.body[0]
-    if first.lineno <= node.lineno or end > len(lines):
+    if span is None or first.lineno <= node.lineno:
         return None
-    if any(line not in keep or line in touched for line in range(start, end + 1)):
-        return None
-    indent = lines[first.lineno - 1][: first.col_offset]
-    if indent.strip() or not indent:
+    indent = _indentation(lines[first.lineno - 1], first.col_offset)
+    if indent is None:
         return None
     header = lines[node.lineno - 1]
     if not re.match(rf"\s*(?:async\s+)?def\s+{re.escape(node.name)}\b", header):
         return None
-    return first.lineno, end, indent
+    return first.lineno, span[1], indent
 
 
 def _bare_definition(
@@ -394,16 +391,30 @@ def _bare_definition(
 ) -> tuple[int, int, str] | None:
     """(first line with decorators, last line, indentation) of a function safe to leave out
     whole, or None: kept, untouched, and nothing but indentation before it on its first line."""
+    span = _untouched(node, lines, keep, touched)
+    if span is None:
+        return None
+    indent = _indentation(lines[span[0] - 1], node.col_offset)
+    return None if indent is None else (*span, indent)
+
+
+def _untouched(
+    node: ast.stmt, lines: list[str], keep: set[int], touched: set[int]
+) -> tuple[int, int] | None:
+    """(first line with decorators, last line) of a statement kept whole and untouched."""
     start = first_line(node)
     end = node.end_lineno or node.lineno
     if end > len(lines) or any(
         line not in keep or line in touched for line in range(start, end + 1)
     ):
         return None
-    indent = lines[start - 1][: node.col_offset]
-    if indent.strip() or not indent:
-        return None
-    return start, end, indent
+    return start, end
+
+
+def _indentation(line: str, col: int) -> str | None:
+    """The indentation before column ``col``; None when anything else comes first, or nothing."""
+    indent = line[:col]
+    return None if indent.strip() or not indent else indent
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
