@@ -129,10 +129,7 @@ class JediConfirmer:
             return None
         if self._window is None:
             return self._look_up(edge)
-        # The hot path: a walk asks thousands of edges; each file's verdicts are found once.
-        verdicts = self._window.get(edge.file, _UNSEEN)
-        if verdicts is _UNSEEN:
-            verdicts = self._window[edge.file] = self._verdicts_of(edge.file)
+        verdicts = self._window_verdicts(self._window, edge.file)
         if verdicts is None:
             return None
         verdict = verdicts.get(edge, _UNSEEN)
@@ -148,15 +145,22 @@ class JediConfirmer:
         if not edge.name_matched:
             return None
         if self._window is not None:
-            verdicts = self._window.get(edge.file, _UNSEEN)
-            if verdicts is _UNSEEN:
-                verdicts = self._window[edge.file] = self._verdicts_of(edge.file)
+            verdicts = self._window_verdicts(self._window, edge.file)
             return None if verdicts is None else verdicts.get(edge)
         digest, _ = self._digest_and_text(edge.file)
         if digest is None:
             return None
         with self._lock:
             return self._cache.get((edge, digest))[1]
+
+    def _window_verdicts(
+        self, window: dict[str, dict[Edge, bool | None] | None], file: str
+    ) -> dict[Edge, bool | None] | None:
+        """``file``'s live verdicts, found once per open budget: a walk asks thousands of edges."""
+        verdicts = window.get(file, _UNSEEN)
+        if verdicts is _UNSEEN:
+            verdicts = window[file] = self._verdicts_of(file)
+        return verdicts  # type: ignore[no-any-return]
 
     def _look_up(self, edge: Edge) -> bool | None:
         digest, text = self._digest_and_text(edge.file)
