@@ -81,6 +81,11 @@ def _must(report: Report) -> list[tuple[str, int, str, tuple[str, ...]]]:
     )
 
 
+def _must_overrides(report: Report) -> list[tuple[str, int, str, tuple[str, ...]]]:
+    """The MUST-INSPECT sites reached as overrides of the changed method."""
+    return [s for s in _must(report) if s[2] == "Overrides"]
+
+
 def test_an_override_without_the_keyword_the_base_now_passes_breaks():
     graph, report = analyze_texts(FILES, "pkg/base.py", PASSES_VERBOSE)
     # Quiet.report(self, item) is called as self.report(item, verbose=True) for a Quiet; the
@@ -111,7 +116,7 @@ def test_an_override_that_failed_the_old_calls_too_is_not_blamed_on_the_edit():
     after = before.replace("verbose=False):", "verbose=False, color=None):")
     files = {**FILES, "pkg/base.py": before}
     graph, report = analyze_texts(files, "pkg/base.py", after)
-    assert [s for s in _must(report) if s[2] == "Overrides"] == []
+    assert _must_overrides(report) == []
     change = _signature_change(files, "pkg/base.py", after, "pkg.base.Reporter.report")
     assert override_break(change, QualName("pkg.plugins.Quiet.report"), graph) is None
 
@@ -120,7 +125,7 @@ def test_an_override_missing_a_positional_the_base_callers_now_pass_breaks():
     after = BASE.replace("def report(self, item):", "def report(self, item, level):")
     after = after.replace("self.report(item)", "self.report(item, 1)")
     _, report = analyze_texts(FILES, "pkg/base.py", after)
-    overrides = [s for s in _must(report) if s[2] == "Overrides"]
+    overrides = _must_overrides(report)
     # Careful takes a second positional (verbose), Loud has none to spare
     assert overrides == [
         ("pkg/plugins.py", 5, "Overrides", ("override-mismatch",)),
@@ -137,7 +142,7 @@ def test_a_name_matched_call_of_the_base_proves_nothing_about_its_overrides():
     after = BASE.replace("def report(self, item):", KEYWORD)
     files = {**FILES, "pkg/drive.py": caller}
     _, report = analyze_texts(files, "pkg/base.py", after)
-    assert [s for s in _must(report) if s[2] == "Overrides"] == []
+    assert _must_overrides(report) == []
 
 
 def test_a_super_call_from_one_override_proves_nothing_about_its_siblings():
@@ -153,6 +158,6 @@ def test_a_super_call_from_one_override_proves_nothing_about_its_siblings():
     files = {**FILES, "pkg/chatty.py": chatty}
     graph, report = analyze_texts(files, "pkg/base.py", after)
     # Chatty's super() call reaches Reporter.report, never Quiet.report
-    assert [s for s in _must(report) if s[2] == "Overrides"] == []
+    assert _must_overrides(report) == []
     change = _signature_change(files, "pkg/base.py", after, "pkg.base.Reporter.report")
     assert override_break(change, QualName("pkg.plugins.Quiet.report"), graph) is None
