@@ -20,6 +20,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
+from impact_ls.analysis.classify._reparse import first_line
 from impact_ls.analysis.classify._settle import Check, Settled, hunk_lines, parso
 from impact_ls.graph.extract import parse_quietly
 
@@ -83,12 +84,6 @@ class _TopStatement:
     end: int
     names: frozenset[str]
     imports: bool
-
-
-def first_line(stmt: ast.stmt) -> int:
-    """A statement's first line, its decorators included."""
-    decorators: list[ast.expr] = getattr(stmt, "decorator_list", [])
-    return min([stmt.lineno, *(d.lineno for d in decorators)])
 
 
 def _top_statements(tree: ast.Module) -> list[_TopStatement]:

@@ -3,8 +3,9 @@
 Private to ``analysis/classify/``; used by ``_ladder.py``. The edit is diffed line by line
 (``opcodes``); ``settle`` reverts, one round at a time, the hunks that the parse errors point at,
 and keeps the maps from the settled ("patched") text back to the current and baseline lines
-(``LineMap``). ``check`` parses a text with ``ast`` and lists its error lines. Each reverted hunk
-becomes one ``incomplete`` change in ``_ladder.py``.
+(``LineMap``). ``check`` parses a text with ``ast`` and lists its error lines; a text whose edit
+lies inside one definition is parsed there only (``_reparse.py``). Each reverted hunk becomes
+one ``incomplete`` change in ``_ladder.py``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from parso.grammar import load_grammar
 from parso.utils import split_lines as parso_split_lines
 
+from impact_ls.analysis.classify._reparse import reparse
 from impact_ls.graph.extract import parse_quietly
 
 logger = logging.getLogger(__name__)
@@ -109,7 +111,7 @@ class Settled:
 
 def _assemble(
     opcodes: list[_Opcode], before: list[str], after: list[str], reverted: frozenset[int]
-) -> tuple[str, list[int], list[int | None], list[Hunk]]:
+) -> tuple[list[str], list[int], list[int | None], list[Hunk]]:
     text: list[str] = []
     p2a: list[int] = []
     p2b: list[int | None] = []
@@ -140,7 +142,7 @@ def _assemble(
             p2b.extend([None] * (j2 - j1))
         hunks.append(Hunk(index=index, i1=i1, i2=i2, j1=j1, j2=j2, p1=start, p2=len(text)))
         index += 1
-    return "".join(text), p2a, p2b, hunks
+    return text, p2a, p2b, hunks
 
 
 def settle(
@@ -154,10 +156,16 @@ def settle(
     baseline_errors = set(before_check.errors)
     reverted: frozenset[int] = frozenset()
     while True:
-        text, p2a, p2b, hunks = _assemble(opcodes, before, after, reverted)
+        lines, p2a, p2b, hunks = _assemble(opcodes, before, after, reverted)
+        text = "".join(lines)
+        tree = reparse(before_check.tree, before, lines) if before_check.tree else None
         # ast names the first error only, which is enough one hunk at a time; parso's full list
         # is needed to tell the baseline's own errors apart
-        checked = check(text, thorough=bool(baseline_errors))
+        checked = (
+            Check(tree=tree, errors=())
+            if tree is not None
+            else check(text, thorough=bool(baseline_errors))
+        )
         fresh = [
             line
             for line in checked.errors

@@ -22,7 +22,7 @@ import ast
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 
-from impact_ls.analysis.classify._outline import first_line
+from impact_ls.analysis.classify._reparse import first_line
 from impact_ls.analysis.classify._signatures import Signature
 from impact_ls.model import CallShape
 
