@@ -19,9 +19,10 @@ Contract: ``classify_changes(file=, module=, before=, after=)`` → ``tuple[Chan
 
 Inside the package (all private): ``_ladder.py`` matches definitions and applies the ladder;
 ``_settle.py`` puts diff hunks back until the text parses; ``_reparse.py`` builds the edited
-text's ``ast`` from the baseline's by parsing only the edited definition; ``_outline.py`` collects a text's
-definitions, fields, imports and statements, keyed for matching; ``_signatures.py`` reads
-signatures and words how they changed; ``_escape.py`` is the method-body escape gate.
+text's ``ast`` from the baseline's by parsing only the edited definition; ``_outline.py``
+collects a text's definitions, fields, imports and statements, keyed for matching;
+``_signatures.py`` reads signatures and words how they changed; ``_escape.py`` is the
+method-body escape gate.
 """
 
 from impact_ls.analysis.classify._ladder import classify_changes
