@@ -153,6 +153,6 @@ def test_the_collector_held_during_an_analysis_runs_again_after_it(tmp_path: Pat
     assert gc.isenabled()
     assert engine.analyze([edit]).changes
     assert gc.isenabled()
-    with pytest.raises(AttributeError):  # an analysis that fails (here: not a text) leaves it on
+    with pytest.raises(TypeError):  # an analysis that fails (here: not a text) leaves it on
         engine.analyze([FileEdit(file=EDITED_FILE, baseline=before, current=3)])  # type: ignore[arg-type]
     assert gc.isenabled()
