@@ -49,9 +49,11 @@ def reparse(tree: ast.Module, before: Sequence[str], after: Sequence[str]) -> as
         # line breaks and indentation the line list may count otherwise than the tokenizer
         return None
     indent = _indentation(before[start - 1])
-    if _indentation(region[0]) != indent:
-        # the tokenizer compares a block's first line with the enclosing block's indentation,
-        # which a text of the definition alone does not have
+    code = next((line for line in region if line.strip() and not line.lstrip().startswith("#")), "")
+    if _indentation(code) != indent:
+        # the tokenizer compares the first line of code with the enclosing block's indentation,
+        # which a text of the definition alone does not have (indented deeper, it would go on
+        # the statement before; blank and comment lines have no indentation to the tokenizer)
         return None
     new = _parse_region(region, indent)
     if new is None:

@@ -137,6 +137,9 @@ def test_an_edit_outside_a_method_parses_the_definition_or_module_around_it(
         # the first line moves off its block's indentation
         ("def put(", "     def put(self, key, value):\n"),
         ("def put(", "\tdef put(self, key, value):\n"),
+        # the header emptied: the body's first line would go on the method above
+        ("def put(", "    \n"),
+        ("def put(", "    # def put(self, key, value):\n"),
         # a line at column 0 ends the class: here an ``else`` that parsed alone would pair with
         # the text's wrapper, and a statement that would end the class in the file
         ("        else:", "else:\n"),
