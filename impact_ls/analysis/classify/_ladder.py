@@ -106,7 +106,7 @@ def classify_changes(
         pinned = touched_bindings(before_check.tree, old_touched) | touched_bindings(
             settled.check.tree, new_touched
         )
-        patched_leaves = leaf_functions(settled.check.tree)
+        patched_leaves = leaf_functions(settled.check.tree, _baseline_leaf_index(before))
         left_out = untouched_methods(
             _baseline_leaves(before), before_lines, keep_before, old_touched, pinned
         ) & untouched_methods(patched_leaves, patched_lines, keep_patched, new_touched, pinned)
@@ -156,6 +156,12 @@ def _baseline_check(text: str) -> Check:
 def _baseline_leaves(text: str) -> list[LeafFunction]:
     tree = _baseline_check(text).tree
     return leaf_functions(tree) if tree is not None else []
+
+
+@functools.lru_cache(maxsize=4)
+def _baseline_leaf_index(text: str) -> dict[int, LeafFunction]:
+    # the leaves hold their nodes, so no other node can take their ids while this is cached
+    return {id(leaf.node): leaf for leaf in _baseline_leaves(text)}
 
 
 # What the baseline's skeleton keeps: statement lines, touched lines, methods left out.

@@ -15,7 +15,7 @@ import bisect
 import logging
 import re
 from collections import Counter, defaultdict, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
@@ -191,12 +191,23 @@ class LeafFunction:
         return (self.path, self.node.name)
 
 
-def leaf_functions(tree: ast.Module) -> list[LeafFunction]:
-    """Every function of the module that defines nothing inside (the skeleton may empty it)."""
+def leaf_functions(
+    tree: ast.Module, known: Mapping[int, LeafFunction] | None = None
+) -> list[LeafFunction]:
+    """Every function of the module that defines nothing inside (the skeleton may empty it).
+
+    ``known`` holds the leaves of a tree this one shares nodes with, by ``id`` of their node
+    (the edited text's tree is the baseline's but for the edited definition, ``_reparse.py``):
+    a shared node is the same leaf at the same path, and its body is not read again.
+    """
     out: list[LeafFunction] = []
     stack: list[tuple[ast.stmt, tuple[str, ...], bool]] = [(s, (), False) for s in tree.body]
     while stack:
         node, path, in_class = stack.pop()
+        leaf = known.get(id(node)) if known else None
+        if leaf is not None:
+            out.append(leaf)
+            continue
         if isinstance(node, _FUNCTIONS) and not any(
             isinstance(stmt, _DEFINITIONS) for stmt in _inner_statements(node)
         ):
