@@ -146,7 +146,8 @@ class JediConfirmer:
             return None
         if self._window is not None:
             verdicts = self._window_verdicts(self._window, edge.file)
-            return None if verdicts is None else verdicts.get(edge)
+            # most files have no verdict yet, and hashing an edge to find none is not free
+            return verdicts.get(edge) if verdicts else None
         digest, _ = self._digest_and_text(edge.file)
         if digest is None:
             return None
