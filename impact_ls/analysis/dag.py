@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -53,6 +54,7 @@ _CHARS_PER_TOKEN = 4
 _FRAME = len('{"nodes": [], "edges": []}')
 _SEPARATOR = len(", ")
 _ENCODER = json.JSONEncoder(ensure_ascii=False)
+_ESCAPED = re.compile('[\x00-\x1f"\\\\]')  # what the encoder writes as more than itself
 _TEST_DISTANCE = 1_000  # tests sort after every walked site
 _SEED, _MUST, _MAY, _TEST = range(4)
 
@@ -211,8 +213,15 @@ def _fit_tokens(dag: Dag, fit: _Fit) -> tuple[Dag, bool]:
     edge_lengths = [_json_length(_edge_payload(e)) for e in dag.edges]
     edge_chars = sum(edge_lengths) + _SEPARATOR * max(len(edge_lengths) - 1, 0)
 
+    # A signature with nothing to escape is its characters and two quotes long, cut or not
+    # (the cut's "…" stands in for one character): the binary search below asks ~1,600 times.
+    plain = [_ESCAPED.search(s) is None for s in signatures]
+
     def node_lengths(limit: int) -> list[int]:
-        return [b + _string_length(s, limit) for b, s in zip(bases, signatures, strict=True)]
+        return [
+            b + (min(len(s), limit) + 2 if p else _string_length(s, limit))
+            for b, s, p in zip(bases, signatures, plain, strict=True)
+        ]
 
     def fits(limit: int) -> bool:
         node_chars = sum(node_lengths(limit)) + _SEPARATOR * max(len(bases) - 1, 0)
@@ -330,7 +339,18 @@ def _edge_payload(edge: DagEdge) -> dict[str, object]:
 
 
 def _json_length(payload: dict[str, object]) -> int:
-    return len(_ENCODER.encode(payload))
+    """``len(json.dumps(payload, ensure_ascii=False))`` of a flat payload, by arithmetic where
+    a value writes as itself: a DAG of 200 nodes measured ~600 payloads per keystroke."""
+    total = 2 + _SEPARATOR * max(len(payload) - 1, 0)  # the braces, ", " between items
+    for key, value in payload.items():
+        total += len(_ENCODER.encode(key)) + len(": ")
+        if type(value) is str and _ESCAPED.search(value) is None:
+            total += len(value) + 2
+        elif type(value) is int:
+            total += len(repr(value))
+        else:  # None, bools, str subclasses, text with escapes: as the encoder writes them
+            total += len(_ENCODER.encode(value))
+    return total
 
 
 def _seed_node(change: Change, graph: CodeGraph, batch_of: Mapping[QualName, int]) -> DagNode:

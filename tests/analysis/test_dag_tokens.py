@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from impact_ls.analysis.dag import _tokens, estimate_tokens
+from impact_ls.analysis.dag import _json_length, _tokens, estimate_tokens
 from impact_ls.analysis.dag import _tokens_of_length as estimate_tokens_of_length
 from impact_ls.model import Dag, DagEdge, DagNode, QualName
 
@@ -72,3 +72,18 @@ def test_estimate_of_a_length_is_the_estimate_of_a_text_of_that_length():
     for length in (0, 1, 3, 4, 5, 8, 12_001):
         assert estimate_tokens_of_length(length) == estimate_tokens("x" * length)
     assert estimate_tokens_of_length(5) == 2
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {},
+        {"entity": "pkg.mod.f", "line": 12, "batch_id": None},
+        {"signature": 'def quoted(a="x\\"y", b=\'\\n\'):', "kind": "function"},
+        {"signature": "def control(a='\t\x01'):", "line": -3, "flag": True},
+        {"cause": "café → ü ✓", "from": QualName("pkg.a"), "to": ""},
+        {"line": 0, "nested": [1, "x"], "float": 0.5},
+    ],
+)
+def test_a_payload_length_is_that_of_its_json(payload):
+    assert _json_length(payload) == len(json.dumps(payload, ensure_ascii=False))
