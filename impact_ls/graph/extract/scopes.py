@@ -35,7 +35,6 @@ class CallUse(Use):
         span: Span,
         args: ArgShape,
         head_local: bool,
-        *,
         values: tuple[tuple[str, Chain], ...] = (),
     ) -> None:
         self.scope = scope
