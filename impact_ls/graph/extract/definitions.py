@@ -174,7 +174,7 @@ def visit_decorator(walk: Walker, deco: ast.expr, decorated: str) -> None:
         if UNKNOWN not in chain and CALL not in chain:
             scope = walk.scope
             applied = (*walk.rewrite_self(chain), CALL)
-            use = CallUse(scope.qualname, applied, span_of(deco), _ONE, False, given)
+            use = CallUse(scope.qualname, applied, span_of(deco), _ONE, False, values=given)
             walk.pend(use)
             walk.calls.append(use)
         return
@@ -186,7 +186,7 @@ def visit_decorator(walk: Walker, deco: ast.expr, decorated: str) -> None:
         scope = walk.scope
         if scope.is_class and chain[0] in scope.bound:
             return  # ``@prop.setter``: a class-local helper, not a call we can resolve
-        use = CallUse(scope.qualname, chain, span_of(deco), _ONE, False, given)
+        use = CallUse(scope.qualname, chain, span_of(deco), _ONE, False, values=given)
         walk.pend(use)
         walk.calls.append(use)
         return

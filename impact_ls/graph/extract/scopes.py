@@ -35,6 +35,7 @@ class CallUse(Use):
         span: Span,
         args: ArgShape,
         head_local: bool,
+        *,
         values: tuple[tuple[str, Chain], ...] = (),
     ) -> None:
         self.scope = scope

@@ -63,7 +63,7 @@ def visit_call(walk: Walker, node: ast.Call) -> None:
         span_of(node),
         arg_shape(node),
         head == UNKNOWN,
-        values_of(walk, node) if node.args or node.keywords else (),
+        values=values_of(walk, node) if node.args or node.keywords else (),
     )
     if head not in _NEVER_LOCAL and (scope.is_function or scope.is_class):
         scope.pending.append(use)
