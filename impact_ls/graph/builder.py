@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
+import marshal
 import os
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -446,8 +447,8 @@ class _Fingerprints:
     A module or conftest read is answered by a whole ``FileInfo``; what another file's
     resolution can use of it is its ``interface_of`` (the same contract ``set_facts`` relies on
     to re-resolve only the edited file), so the answer is fingerprinted as the path plus a hash
-    of that interface's ``repr`` (plain tuples, strings and frozen dataclasses: stable across
-    processes).
+    of that interface's ``marshal`` encoding (plain tuples, strings, ints and bools: stable
+    across processes).
     """
 
     __slots__ = ("_builder", "_files", "_values")
@@ -483,7 +484,8 @@ class _Fingerprints:
         if kind == "f":
             return f"f {name} {self._file(name) if name in builder._infos else ''}"
         if kind == "n":
-            return f"n {name} {sorted(builder._callables.get(name, ()))!r}"
+            # joined, not ``repr``-ed: qualnames hold no newline, and 25k of these are read
+            return f"n {name}\n" + "\n".join(sorted(builder._callables.get(name, ())))
         if kind == "b":
             based = sorted(builder._based.get(name, ()))
             return f"b {name} " + " ".join(f"{f}:{local}:{self._file(f)}" for f, local in based)
@@ -493,7 +495,10 @@ class _Fingerprints:
         found = self._files.get(file)
         if found is None:
             interface = interface_of(self._builder._infos[file])
-            found = hashlib.blake2b(repr(interface).encode(), digest_size=16).hexdigest()
+            # marshal version 2 writes no back-references and no interning marks, so equal
+            # values give equal bytes in every process; it is several times quicker than the
+            # ``repr`` it replaced (one per file per build)
+            found = hashlib.blake2b(marshal.dumps(interface, 2), digest_size=16).hexdigest()
             self._files[file] = found
         return found
 

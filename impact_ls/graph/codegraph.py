@@ -116,12 +116,18 @@ class CodeGraph:
         self._add_edges(file, edges)
 
     def _add_edges(self, file: str, edges: Iterable[Edge]) -> None:
+        edges = edges if isinstance(edges, list) else list(edges)
+        if not edges:
+            return
+        # a load adds every edge of the project here (400k on django): the indexes are looked
+        # up once, not once per edge
+        self._edges_by_file[file].extend(edges)
+        incoming, outgoing, imports = self._incoming, self._outgoing, self._imports_by_parent
         for edge in edges:
-            self._edges_by_file[file].append(edge)
-            self._incoming[edge.target].append(edge)
-            self._outgoing[edge.source].append(edge)
+            incoming[edge.target].append(edge)
+            outgoing[edge.source].append(edge)
             if edge.kind in _MODULE_IMPORTS:
-                self._imports_by_parent[_parent(edge.target)].append(edge)
+                imports[_parent(edge.target)].append(edge)
 
     def remove_file(self, file: str) -> None:
         """Forget everything defined or evidenced in ``file``."""

@@ -24,7 +24,7 @@ import marshal
 import struct
 import sys
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from operator import attrgetter
@@ -414,7 +414,36 @@ def _decode_def(row: tuple[Any, ...]) -> DefFact:
     )
 
 
-def _encode_file(f: FileFacts) -> tuple[Any, ...]:
+# a call or an access as the values of its fact's fields, in field order: what an extraction
+# worker hands ``encoded_facts`` instead of the fact it would only encode
+CallParts = tuple[str, Chain, Span, ArgShape, bool, tuple[tuple[str, Chain], ...]]
+AccessParts = tuple[str, Chain, AccessKind, Span, bool]
+_call_parts = attrgetter("scope", "callee", "span", "args", "head_local", "values")
+_access_parts = attrgetter("scope", "chain", "access", "span", "head_local")
+
+
+def _call_rows(calls: Iterable[CallParts]) -> tuple[Any, ...]:
+    return tuple(
+        [
+            (scope, callee, _span_row(span), _encode_shape(args), head_local, values)
+            for scope, callee, span, args, head_local, values in calls
+        ]
+    )
+
+
+def _access_rows(accesses: Iterable[AccessParts]) -> tuple[Any, ...]:
+    kinds = _ACCESS_KIND_INDEX
+    return tuple(
+        [
+            (scope, chain, kinds[access], _span_row(span), head_local)
+            for scope, chain, access, span, head_local in accesses
+        ]
+    )
+
+
+def _encode_file(
+    f: FileFacts, calls: tuple[Any, ...] | None = None, accesses: tuple[Any, ...] | None = None
+) -> tuple[Any, ...]:
     return (
         f.file,
         f.module,
@@ -422,25 +451,8 @@ def _encode_file(f: FileFacts) -> tuple[Any, ...]:
         f.line_count,
         f.doc,
         tuple(map(_encode_def, f.definitions)),
-        tuple(
-            [
-                (
-                    c.scope,
-                    c.callee,
-                    _span_row(c.span),
-                    _encode_shape(c.args),
-                    c.head_local,
-                    c.values,
-                )
-                for c in f.calls
-            ]
-        ),
-        tuple(
-            [
-                (a.scope, a.chain, _ACCESS_KIND_INDEX[a.access], _span_row(a.span), a.head_local)
-                for a in f.accesses
-            ]
-        ),
+        _call_rows(map(_call_parts, f.calls)) if calls is None else calls,
+        _access_rows(map(_access_parts, f.accesses)) if accesses is None else accesses,
         tuple([(t.scope, t.chain, _span_row(t.span)) for t in f.type_refs]),
         tuple(
             [
@@ -484,6 +496,7 @@ def _decode_file(row: tuple[Any, ...]) -> FileFacts:
         parse_error,
     ) = row
     span = _new_span
+    shapes = _shapes
     return _new_file(
         file,
         module,
@@ -493,7 +506,15 @@ def _decode_file(row: tuple[Any, ...]) -> FileFacts:
         tuple(map(_decode_def, definitions)),
         tuple(
             [
-                _new_call(scope, callee, span(*s), _decode_shape(args), head_local, values)
+                # the shared shape inline, not a call per call fact (233k on django)
+                _new_call(
+                    scope,
+                    callee,
+                    span(*s),
+                    shapes.get(args) or _decode_shape(args),
+                    head_local,
+                    values,
+                )
                 for scope, callee, s, args, head_local, values in calls
             ]
         ),
@@ -532,7 +553,23 @@ def _decode_file(row: tuple[Any, ...]) -> FileFacts:
 def facts_to_bytes(facts: FileFacts) -> bytes:
     """Serialize ``facts`` compactly for the cache, stamped with ``EXTRACTOR_VERSION``."""
     with gc_paused():
-        payload = marshal.dumps((_BIN_STAMP, _encode_file(facts)), _MARSHAL_VERSION)
+        return _framed(_encode_file(facts))
+
+
+def encoded_facts(
+    facts: FileFacts, *, calls: Iterable[CallParts], accesses: Iterable[AccessParts]
+) -> bytes:
+    """``facts_to_bytes`` of ``facts`` with these calls and accesses in place of its own.
+
+    An extraction worker only encodes what it extracts: handed the values of each call's and
+    access's fields, it never makes those facts (305k on django) only to take them apart.
+    """
+    with gc_paused():
+        return _framed(_encode_file(facts, _call_rows(calls), _access_rows(accesses)))
+
+
+def _framed(body: tuple[Any, ...]) -> bytes:
+    payload = marshal.dumps((_BIN_STAMP, body), _MARSHAL_VERSION)
     return _HEADER.pack(_MAGIC, zlib.crc32(payload)) + payload
 
 
@@ -567,9 +604,11 @@ __all__ = [
     "UNKNOWN",
     "AccessFact",
     "AccessKind",
+    "AccessParts",
     "ArgShape",
     "AssignFact",
     "CallFact",
+    "CallParts",
     "Chain",
     "DefFact",
     "DynamicFact",
@@ -581,6 +620,7 @@ __all__ = [
     "Request",
     "TypeHint",
     "TypeRefFact",
+    "encoded_facts",
     "facts_from_bytes",
     "facts_to_bytes",
     "gc_paused",

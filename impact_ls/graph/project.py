@@ -35,7 +35,7 @@ from impact_ls.config import Settings
 from impact_ls.graph.baseline import Snapshot, snapshot
 from impact_ls.graph.builder import GraphBuilder
 from impact_ls.graph.codegraph import CodeGraph, Confirmer
-from impact_ls.graph.extract import extract_facts
+from impact_ls.graph.extract import extract_encoded, extract_facts
 from impact_ls.graph.facts import (
     EXTRACTOR_VERSION,
     FileFacts,
@@ -596,10 +596,14 @@ def _extract_chunk(items: list[_Item]) -> _ChunkResult:
     """Extract a batch in a worker: the encoded facts, the worker's pid and its CPU so far.
 
     Only the cache's encoding crosses the process boundary: the cache needs it anyway, and
-    decoding it in the parent is much cheaper than unpickling the dataclasses.
+    decoding it in the parent is much cheaper than unpickling the dataclasses. The worker
+    encodes straight from its walk (``extract_encoded``), never making the facts it sends.
     """
     with gc_paused():
-        encoded = [_extract_one(item)[3] for item in items]
+        encoded = [
+            extract_encoded(text, file=path, module=module, is_package=is_package)
+            for path, _, text, module, is_package in items
+        ]
     return encoded, os.getpid(), time.process_time()
 
 

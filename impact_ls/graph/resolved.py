@@ -158,20 +158,24 @@ def decode_edges(blob: bytes) -> list[Edge] | None:
 
 
 def _decode_rows(rows: list[tuple[Any, ...]]) -> list[Edge]:
+    # a warm start decodes every edge of the project here: names bound locally
     kinds = _EDGE_KINDS
     shapes = _SHAPES
+    new_edge, new_span = _new_edge, _new_span
     spans: dict[tuple[int, int, int, int], Span] = {}
     out: list[Edge] = []
+    append = out.append
     for source, target, kind, file, span_row, args, name_matched, member in rows:
         span = spans.get(span_row)
         if span is None:
-            span = spans[span_row] = _new_span(*span_row)
-        shape = None
-        if args is not None:
+            span = spans[span_row] = new_span(*span_row)
+        if args is None:
+            shape = None
+        else:
             shape = shapes.get(args)
             if shape is None:
                 shape = _new_shape(*args)
                 if len(shapes) < _MAX_SHAPES:
                     shapes[args] = shape
-        out.append(_new_edge(source, target, kinds[kind], file, span, shape, name_matched, member))
+        append(new_edge(source, target, kinds[kind], file, span, shape, name_matched, member))
     return out

@@ -24,7 +24,7 @@ import logging
 from impact_ls.graph.extract import bindings, definitions, implicit, uses
 from impact_ls.graph.extract.syntax import parse_quietly
 from impact_ls.graph.extract.walker import Handler, Walker
-from impact_ls.graph.facts import FileFacts, gc_paused
+from impact_ls.graph.facts import FileFacts, facts_to_bytes, gc_paused
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +67,20 @@ _HANDLERS: dict[type, Handler] = {
 def extract_facts(text: str, *, file: str, module: str, is_package: bool) -> FileFacts:
     """Extract the facts of one file; never raises, whatever ``text`` holds."""
     with gc_paused():
-        return _extract(text, file=file, module=module, is_package=is_package)
+        walked = _walk(text, file=file, module=module, is_package=is_package)
+        if isinstance(walked, FileFacts):
+            return walked
+        return walked.result(module=module, is_package=is_package, parse_error=None)
+
+
+def extract_encoded(text: str, *, file: str, module: str, is_package: bool) -> bytes:
+    """``facts_to_bytes(extract_facts(...))``, made without the call and access facts (what an
+    extraction worker sends: it has no use for the facts themselves)."""
+    with gc_paused():
+        walked = _walk(text, file=file, module=module, is_package=is_package)
+        if isinstance(walked, FileFacts):
+            return facts_to_bytes(walked)
+        return walked.encoded(module=module, is_package=is_package, parse_error=None)
 
 
 def extract_from_tree(
@@ -85,7 +98,8 @@ def extract_from_tree(
     return walker.result(module=module, is_package=is_package, parse_error=parse_error)
 
 
-def _extract(text: str, *, file: str, module: str, is_package: bool) -> FileFacts:
+def _walk(text: str, *, file: str, module: str, is_package: bool) -> Walker | FileFacts:
+    """The finished walk of ``text``, or the facts of a text that does not parse or walk."""
     try:
         tree = parse_quietly(text, file)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
@@ -96,13 +110,15 @@ def _extract(text: str, *, file: str, module: str, is_package: bool) -> FileFact
         except Exception as inner:  # the contract is "never raises": an empty module, logged
             logger.debug("%s: recovery failed: %r", file, inner)
             return FileFacts(file=file, module=module, is_package=is_package, parse_error=str(exc))
+    walker = Walker(text, file, _HANDLERS)
     try:
-        return extract_from_tree(tree, text, file=file, module=module, is_package=is_package)
+        walker.run(tree)
     except RecursionError as exc:
         logger.debug("%s: tree too deep to walk: %s", file, exc)
         return FileFacts(
             file=file, module=module, is_package=is_package, parse_error=f"too deep: {exc}"
         )
+    return walker
 
 
-__all__ = ["extract_facts", "extract_from_tree", "parse_quietly"]
+__all__ = ["extract_encoded", "extract_facts", "extract_from_tree", "parse_quietly"]

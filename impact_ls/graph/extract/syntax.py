@@ -40,9 +40,10 @@ def span_of(node: Any) -> Span:
     """The span ``ast`` gives ``node`` (a missing end is the start line, column 0)."""
     line = node.lineno
     end = node.end_lineno or line
-    if line > _SMALL_INT:
-        line = shared_int(line)
-        end = shared_int(end)
+    if line > _SMALL_INT:  # ``shared_int`` inline: half a million spans pass here on django
+        ints = _INTS
+        line = ints.setdefault(line, line)
+        end = ints.setdefault(end, end)
     return new_span(line, node.col_offset, end, node.end_col_offset or 0)
 
 

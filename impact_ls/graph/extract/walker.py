@@ -33,6 +33,7 @@ from impact_ls.graph.facts import (
     ImportFact,
     Request,
     TypeRefFact,
+    encoded_facts,
 )
 from impact_ls.graph.fastinit import fast_init
 from impact_ls.model import DynamicKind, Span
@@ -330,15 +331,35 @@ class Walker:
 
     def result(self, *, module: str, is_package: bool, parse_error: str | None) -> FileFacts:
         """The frozen facts of the walk, uses settled and filtered."""
+        calls, accesses = self._settled()
+        return self._facts(
+            module,
+            is_package,
+            parse_error,
+            calls=tuple(
+                [_new_call(u.scope, u.chain, u.span, u.args, u.head_local, u.values) for u in calls]
+            ),
+            accesses=tuple(
+                [_new_access(u.scope, u.chain, u.access, u.span, u.head_local) for u in accesses]
+            ),
+        )
+
+    def encoded(self, *, module: str, is_package: bool, parse_error: str | None) -> bytes:
+        """``facts_to_bytes`` of ``result``, without making the call and access facts."""
+        calls, accesses = self._settled()
+        return encoded_facts(
+            self._facts(module, is_package, parse_error, calls=(), accesses=()),
+            calls=[(u.scope, u.chain, u.span, u.args, u.head_local, u.values) for u in calls],
+            accesses=[(u.scope, u.chain, u.access, u.span, u.head_local) for u in accesses],
+        )
+
+    def _settled(self) -> tuple[list[CallUse], list[AccessUse]]:
+        """The uses the facts keep, with their final names: dropped implicit calls, plain
+        locals and builtins left out."""
         if self.lambdas:
             self.rename_lambdas()
-        module_scope = self.scopes[0] if self.scopes else None
-        bound_here = self.constant_set | (module_scope.bound if module_scope else set())
-        calls = tuple(
-            _new_call(u.scope, u.chain, u.span, u.args, u.head_local, u.values)
-            for u in self.calls
-            if not u.dropped
-        )
+        calls = [u for u in self.calls if not u.dropped]
+        bound_here = self.constant_set | (self.scopes[0].bound if self.scopes else set())
         accesses = []
         for u in self.accesses:
             chain = u.chain
@@ -347,7 +368,19 @@ class Walker:
                     continue  # a plain local variable
                 if chain[0] not in bound_here and chain[0] in BUILTINS:
                     continue  # a builtin: nothing in the project to point at
-            accesses.append(_new_access(u.scope, chain, u.access, u.span, u.head_local))
+            accesses.append(u)
+        return calls, accesses
+
+    def _facts(
+        self,
+        module: str,
+        is_package: bool,
+        parse_error: str | None,
+        *,
+        calls: tuple[CallFact, ...],
+        accesses: tuple[AccessFact, ...],
+    ) -> FileFacts:
+        module_scope = self.scopes[0] if self.scopes else None
         defs = sorted(self.defs, key=lambda d: (d.span.line, d.span.col, d.qualname))
         return FileFacts(
             file=self.file,
@@ -357,7 +390,7 @@ class Walker:
             doc=self.doc,
             definitions=tuple(defs),
             calls=calls,
-            accesses=tuple(accesses),
+            accesses=accesses,
             type_refs=tuple(self.type_refs),
             imports=tuple(self.imports),
             assigns=tuple(self.assigns),

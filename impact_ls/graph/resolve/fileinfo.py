@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from impact_ls.graph.facts import ITEM, AssignFact, Chain, DefFact, FileFacts, ImportFact
 from impact_ls.model import NodeKind, QualName
@@ -92,8 +92,11 @@ def index_file(facts: FileFacts) -> FileInfo:
     return info
 
 
-def interface_of(info: FileInfo) -> tuple[object, ...]:
+def interface_of(info: FileInfo) -> tuple[Any, ...]:
     """Everything another file's resolution can read from this one, spans left out.
+
+    Plain tuples, strings, ints, bools and ``None`` all through (the builder fingerprints it with
+    ``marshal``).
 
     Two versions of a file with equal interfaces resolve every other file identically, so an
     edit inside a function body (the common keystroke) re-resolves only the edited file.
@@ -112,8 +115,9 @@ def interface_of(info: FileInfo) -> tuple[object, ...]:
             d.returns_options,
             d.decorators,
             d.attributes,
-            d.param_types,
-            d.fixture,
+            # plain tuples all through: the builder fingerprints interfaces with ``marshal``
+            tuple([(h.name, h.chain) for h in d.param_types]),
+            None if d.fixture is None else (d.fixture.name, d.fixture.autouse),
             tuple(r.name for r in d.requests),
         )
         for d in facts.definitions
@@ -139,10 +143,14 @@ def interface_of(info: FileInfo) -> tuple[object, ...]:
         or a.target[0] == "self"
         or a.scope in fixture_scopes
     )
-    fixture_calls = tuple(
-        (c.scope, c.callee, c.head_local, c.span.line)
-        for c in facts.calls
-        if c.scope in fixture_scopes
+    fixture_calls = (
+        tuple(
+            (c.scope, c.callee, c.head_local, c.span.line)
+            for c in facts.calls
+            if c.scope in fixture_scopes
+        )
+        if fixture_scopes
+        else ()
     )
     return (
         facts.module,
