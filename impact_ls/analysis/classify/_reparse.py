@@ -29,22 +29,32 @@ _Step = tuple[ast.AST, str, int]
 
 def reparse(tree: ast.Module, before: Sequence[str], after: Sequence[str]) -> ast.Module | None:
     """``ast.parse("".join(after))`` from ``tree`` (of ``"".join(before)``), or None when only
-    a parse of the whole text can tell (a changed line count, an edit outside any definition,
-    an edited definition that no longer parses or no longer stays inside its block)."""
-    # Same line count: every node outside the edited definition keeps its position.
-    if len(before) != len(after):
-        return None
-    first = next((i for i, (b, a) in enumerate(zip(before, after, strict=True)) if b != a), None)
-    if first is None:
+    a parse of the whole text can tell (an edit outside any definition, lines that come or go
+    before the end of the text's last statement, an edited definition that no longer parses or
+    no longer stays inside its block)."""
+    head = 0
+    limit = min(len(before), len(after))
+    while head < limit and before[head] == after[head]:
+        head += 1
+    if head == len(before) == len(after):
         return tree
-    last = next(i for i in range(len(after) - 1, first - 1, -1) if before[i] != after[i])
-    path = _path_to_definition(tree, first + 1, last + 1)
+    tail = 0
+    while tail < limit - head and before[-1 - tail] == after[-1 - tail]:
+        tail += 1
+    # the changed baseline lines, 1-based: ``head + 1`` to ``len(before) - tail`` (one fewer
+    # than the first when lines were only inserted, after line ``head``)
+    path = _path_to_definition(tree, head + 1, len(before) - tail)
     if not path:
         return None
     node, field, index = path[-1]
     old: ast.stmt = getattr(node, field)[index]
     start, end = first_line(old), old.end_lineno or old.lineno
-    region = after[start - 1 : end]
+    moved = len(after) - len(before)
+    if moved and tree.body and end != tree.body[-1].end_lineno:
+        # lines came or went: every node after the definition would move (a definition that
+        # ends the text, where new code is usually written, has none after it)
+        return None
+    region = after[start - 1 : end + moved]
     if any("\r" in line or "\f" in line for line in region):
         # line breaks and indentation the line list may count otherwise than the tokenizer
         return None

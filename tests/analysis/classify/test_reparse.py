@@ -155,11 +155,38 @@ def test_no_tree_when_only_the_whole_text_can_tell(where: str, new: str) -> None
     assert reparse(TREE, LINES, _edited(_line(where), new)) is None
 
 
-def test_no_tree_when_lines_come_or_go() -> None:
+def test_no_tree_when_lines_come_or_go_before_the_last_statement() -> None:
     number = _line("return a + b")
     after = [*LINES[:number], "    pass\n", *LINES[number:]]
 
     assert reparse(TREE, LINES, after) is None
+
+
+@pytest.mark.parametrize(
+    "added",
+    [
+        ["        print(1)\n"],  # a new line in the last function's body
+        ["\n", "    def later():\n", "        return windows()\n"],  # a new function after it
+        ["\n", "    # a comment\n"],
+    ],
+)
+def test_lines_typed_at_the_end_of_the_text_give_its_tree(added: list[str]) -> None:
+    after = [*LINES, *added]
+
+    got = reparse(TREE, LINES, after)
+
+    assert got is not None
+    assert _dump(got) == _dump(ast.parse("".join(after)))
+
+
+def test_a_line_removed_from_the_last_definition_gives_the_texts_tree() -> None:
+    before = [*LINES, "        print(1)\n"]
+    tree = ast.parse("".join(before))
+
+    got = reparse(tree, before, LINES)
+
+    assert got is not None
+    assert _dump(got) == _dump(TREE)
 
 
 _FRAGMENTS = st.sampled_from(
@@ -183,17 +210,24 @@ _FRAGMENTS = st.sampled_from(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(
     number=st.integers(min_value=1, max_value=len(LINES)),
     indent=st.sampled_from(["", "    ", "        ", "            ", "\t", "  "]),
     fragment=_FRAGMENTS,
+    how=st.sampled_from(["replace", "insert", "delete"]),
 )
 def test_any_one_line_edit_gives_the_whole_texts_tree_or_none(
-    number: int, indent: str, fragment: str
+    number: int, indent: str, fragment: str, how: str
 ) -> None:
     # a line as the line list holds it: one line, its break at its end
-    after = _edited(number, indent + fragment)
+    line = indent + fragment
+    if how == "replace":
+        after = _edited(number, line)
+    elif how == "insert":
+        after = [*LINES[: number - 1], line, *LINES[number - 1 :]]
+    else:
+        after = [*LINES[: number - 1], *LINES[number:]]
     text = "".join(after)
 
     got = reparse(TREE, LINES, after)
