@@ -22,7 +22,7 @@ Inside the package (all private): ``_ladder.py`` matches definitions and applies
 text's ``ast`` from the baseline's by parsing only the edited definition; ``_outline.py``
 collects a text's definitions, fields, imports and statements, keyed for matching;
 ``_signatures.py`` reads signatures and words how they changed; ``_escape.py`` is the
-method-body escape gate.
+method-body escape gate; ``_statements.py`` says which ``ast`` nodes are definitions and blocks.
 """
 
 from impact_ls.analysis.classify._ladder import classify_changes

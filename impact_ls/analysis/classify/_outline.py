@@ -20,8 +20,8 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
-from impact_ls.analysis.classify._reparse import first_line
 from impact_ls.analysis.classify._settle import Check, Settled, hunk_lines, parso
+from impact_ls.analysis.classify._statements import BLOCKS, DEFINITIONS, FUNCTIONS, first_line
 from impact_ls.graph.extract import parse_quietly
 
 logger = logging.getLogger(__name__)
@@ -208,12 +208,12 @@ def leaf_functions(
         if leaf is not None:
             out.append(leaf)
             continue
-        if isinstance(node, _FUNCTIONS) and not any(
-            isinstance(stmt, _DEFINITIONS) for stmt in _inner_statements(node)
+        if isinstance(node, FUNCTIONS) and not any(
+            isinstance(stmt, DEFINITIONS) for stmt in _inner_statements(node)
         ):
             out.append(LeafFunction(node=node, path=path, method=in_class))
             continue
-        if isinstance(node, _DEFINITIONS):
+        if isinstance(node, DEFINITIONS):
             # a class's blocks hold its members; a function's, its locals
             path, in_class = (*path, node.name), isinstance(node, ast.ClassDef)
         stack.extend((child, path, in_class) for child in _block_statements(node))
@@ -314,9 +314,9 @@ def touched_bindings(tree: ast.Module, touched: set[int]) -> set[str]:
         pos = bisect.bisect_left(ordered, start)
         if pos == len(ordered) or ordered[pos] > (stmt.end_lineno or stmt.lineno):
             continue
-        if isinstance(stmt, _DEFINITIONS):
+        if isinstance(stmt, DEFINITIONS):
             names.add(stmt.name)
-            local = isinstance(stmt, _FUNCTIONS)
+            local = isinstance(stmt, FUNCTIONS)
         elif not local:
             names.update(_bound_by(stmt))
         stack.extend((child, local) for child in _block_statements(stmt))
@@ -329,7 +329,7 @@ def _bound_by(stmt: ast.stmt) -> Iterator[str]:
         yield from ((a.asname or a.name).split(".")[0] for a in stmt.names)
         return
     for name, value in ast.iter_fields(stmt):
-        if name in _BLOCKS:
+        if name in BLOCKS:
             continue
         for part in value if isinstance(value, list) else [value]:
             if isinstance(part, ast.AST):
@@ -338,16 +338,12 @@ def _bound_by(stmt: ast.stmt) -> Iterator[str]:
                         yield node.id
 
 
-_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_DEFINITIONS = (*_FUNCTIONS, ast.ClassDef)
 _CONSTRUCTORS = frozenset({"__init__", "__new__"})
-# Statement blocks in the order ast.iter_child_nodes visits them (try: body, handlers, else…).
-_BLOCKS = ("body", "handlers", "orelse", "finalbody", "cases")
 
 
 def _block_statements(node: ast.AST) -> Iterator[ast.stmt]:
     """The statements directly in ``node``'s blocks (except handlers and match cases opened)."""
-    for name in _BLOCKS:
+    for name in BLOCKS:
         for child in getattr(node, name, ()):
             if isinstance(child, ast.stmt):
                 yield child
@@ -754,7 +750,7 @@ def _all_definitions(
     queue: deque[ast.AST] = deque([stmt])
     while queue:
         node = queue.popleft()
-        if isinstance(node, _DEFINITIONS):
+        if isinstance(node, DEFINITIONS):
             yield node
-        for name in _BLOCKS:
+        for name in BLOCKS:
             queue.extend(getattr(node, name, ()))

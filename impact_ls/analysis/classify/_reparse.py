@@ -15,13 +15,12 @@ import ast
 import copy
 from collections.abc import Sequence
 
+from impact_ls.analysis.classify._statements import BLOCKS, DEFINITIONS, first_line
 from impact_ls.graph.extract import parse_quietly
 
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # Nodes that hold statement lists but are no statements themselves (their clauses start with a
 # keyword that cannot begin a text, so they are descended through, never parsed alone).
 _CLAUSES = (ast.ExceptHandler, ast.match_case)
-_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 # (node, field, index): ``getattr(node, field)[index]`` is the next node on the way down
 _Step = tuple[ast.AST, str, int]
@@ -85,12 +84,12 @@ def _path_to_definition(tree: ast.Module, first: int, last: int) -> list[_Step]:
             return path[:found]
         path.append(step)
         node = getattr(step[0], step[1])[step[2]]
-        if isinstance(node, _DEFINITIONS):
+        if isinstance(node, DEFINITIONS):
             found = len(path)
 
 
 def _child_holding(node: ast.AST, first: int, last: int) -> _Step | None:
-    for field in _BLOCKS:
+    for field in BLOCKS:
         children = getattr(node, field, None)
         if not isinstance(children, list):
             continue
@@ -113,12 +112,6 @@ def _end(node: ast.AST) -> tuple[int, int]:
     if isinstance(node, (ast.stmt, ast.excepthandler)):
         return (node.end_lineno or node.lineno, node.end_col_offset or 0)
     return (0, 0)  # the module
-
-
-def first_line(stmt: ast.stmt) -> int:
-    """A statement's first line, its decorators included."""
-    decorators: list[ast.expr] = getattr(stmt, "decorator_list", [])
-    return min([stmt.lineno, *(d.lineno for d in decorators)])
 
 
 def _indentation(line: str) -> str:

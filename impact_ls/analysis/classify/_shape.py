@@ -22,8 +22,8 @@ import ast
 from collections.abc import Iterator
 from collections.abc import Set as AbstractSet
 
-from impact_ls.analysis.classify._reparse import first_line
 from impact_ls.analysis.classify._signatures import Signature
+from impact_ls.analysis.classify._statements import first_line
 from impact_ls.model import CallShape
 
 _PROPERTY = frozenset({"property", "cached_property", "functools.cached_property"})
