@@ -36,15 +36,11 @@ sys.path[:0] = [tree, tree + "/tests/benchmarks"]
 import impact_ls
 assert impact_ls.__file__.startswith(tree), impact_ls.__file__
 import bench_analysis as bench
-from impact_ls.engine import Engine, FileEdit
+from impact_ls.engine import Engine
 engine = Engine.open(bench.private_copy(bench.fetch(bench.TARGETS[project][0])))
-edits = {}
-for target in bench.TARGETS[project][1]:
-    node = engine.index.graph.node(target.qid)
-    text = (engine.root / node.file).read_text()
-    current = bench.add_required_parameter(text, target.qid, node.span.line)
-    edits[target.qid] = [FileEdit(file=node.file, baseline=text, current=current)]
-    engine.analyze(edits[target.qid], live=True)  # the warm-up run
+edits = {t.qid: bench.edit_of(engine, t.qid) for t in bench.TARGETS[project][1]}
+for edit in edits.values():
+    engine.analyze(edit, live=True)  # the warm-up run
 print("ready", flush=True)
 for line in sys.stdin:
     start = time.process_time()

@@ -142,6 +142,16 @@ def _summary(report: Report) -> dict[str, int]:
     }
 
 
+def edit_of(engine: Engine, qid: str) -> list[FileEdit]:
+    """The benchmark's edit of ``qid``: a required parameter added to the text on disk."""
+    node = engine.index.graph.node(qid)
+    if node is None:
+        raise LookupError(f"{qid} is not in the graph")
+    baseline = (engine.root / node.file).read_text(encoding="utf-8")
+    current = add_required_parameter(baseline, qid, node.span.line)
+    return [FileEdit(file=node.file, baseline=baseline, current=current)]
+
+
 def measure(
     engine: Engine,
     target: Target,
@@ -151,12 +161,7 @@ def measure(
     dump: Path | None = None,
 ) -> dict[str, object]:
     """Time ``runs`` analyses of a required parameter added to ``target``."""
-    node = engine.index.graph.node(target.qid)
-    if node is None:
-        raise LookupError(f"{target.qid} is not in the graph")
-    baseline = (engine.root / node.file).read_text(encoding="utf-8")
-    current = add_required_parameter(baseline, target.qid, node.span.line)
-    edits = [FileEdit(file=node.file, baseline=baseline, current=current)]
+    edits = edit_of(engine, target.qid)
     report = engine.analyze(edits, live=True)  # warm-up: first-use caches, co-change index
     if dump is not None:  # to check that an optimisation leaves every report byte-identical
         dump.mkdir(parents=True, exist_ok=True)
@@ -179,7 +184,7 @@ def measure(
     return {
         "qid": target.qid,
         "label": target.label,
-        "file": node.file,
+        "file": edits[0].file,
         "callers": len(engine.index.graph.callers_of(target.qid)),
         "runs": runs,
         "cpu_median": statistics.median(cpus),
