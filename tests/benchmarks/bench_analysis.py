@@ -12,6 +12,12 @@ signature change whose every caller breaks — and ``Engine.analyze([FileEdit(..
 (the editor's path: jedi answers from its cache only) runs ``--runs`` times after one warm-up
 run. Reported: median and p95 of CPU seconds (``time.process_time``) and wall seconds, and the
 size of the blast radius. Aim: p95 ≤ 100 ms.
+
+Peer, in the same runs: ``ty check`` of the edited file (a type checker asked about the same
+edit, the work an editor's checker does on a keystroke), on a second hard-linked copy whose
+edited file holds the edited text. Each run times both back to back, alternating which goes
+first, so the shared machine's load hits both alike; ty's CPU is its process's user + system
+time (all its threads). ``--no-peer`` skips it.
 The table is printed and written into ``tests/benchmarks/README.md`` under "Analysis".
 """
 
@@ -25,8 +31,10 @@ import io
 import os
 import pstats
 import re
+import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -45,6 +53,8 @@ from impact_ls.report.json_report import report_to_json  # noqa: E402
 
 AIM_P95_S = 0.100
 _EXTRA = "bench_required"
+TY_VERSION = "0.0.108"
+TY_VENV = DATA / "ty-venv"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,6 +98,62 @@ def private_copy(source: Path) -> Path:
             ignore=shutil.ignore_patterns(CACHE_DIR_NAME),
         )
     return target
+
+
+def ensure_ty() -> Path:
+    """``ty`` (pinned) in a throwaway venv under ``.data/``; the path of its binary."""
+    binary = TY_VENV / "bin" / "ty"
+    if not binary.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(TY_VENV)], check=True)
+        pip = [str(TY_VENV / "bin" / "python"), "-m", "pip", "install", "--quiet"]
+        subprocess.run([*pip, "--disable-pip-version-check", f"ty=={TY_VERSION}"], check=True)
+    return binary
+
+
+@dataclass(frozen=True, slots=True)
+class TyPeer:
+    """``ty check`` of one edited file, in a copy of the project that holds the edit."""
+
+    binary: Path
+    root: Path
+    file: str
+
+    @classmethod
+    def of(cls, binary: Path, source: Path, edit: FileEdit) -> TyPeer:
+        root = DATA / "analysis-ty" / source.name
+        if not root.is_dir():
+            root.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copytree(
+                source, root, copy_function=os.link, ignore=shutil.ignore_patterns(CACHE_DIR_NAME)
+            )
+        path = root / edit.file
+        # unlinked first: the copy shares its inodes with the sdist, which must keep the baseline
+        path.unlink()
+        path.write_text(edit.current or "", encoding="utf-8")
+        return cls(binary=binary, root=root, file=edit.file)
+
+    def restore(self, source: Path) -> None:
+        """Put the baseline back (a hard link again), for the next target's edit."""
+        path = self.root / self.file
+        path.unlink()
+        os.link(source / self.file, path)
+
+    def check(self) -> tuple[float, float]:
+        """CPU and wall seconds of one ``ty check`` of the edited file."""
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        wall0 = time.perf_counter()
+        done = subprocess.run(
+            [str(self.binary), "check", "--python", sys.prefix, self.file],
+            cwd=self.root,
+            capture_output=True,
+            check=False,
+        )
+        wall = time.perf_counter() - wall0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if done.returncode not in (0, 1):  # 1: it found diagnostics
+            raise RuntimeError(f"ty check failed: {done.stderr.decode(errors='replace')[:500]}")
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        return cpu, wall
 
 
 def add_required_parameter(text: str, qid: str, line: int) -> str:
@@ -159,9 +225,13 @@ def measure(
     runs: int,
     profile: cProfile.Profile | None,
     dump: Path | None = None,
+    ty: Path | None = None,
 ) -> dict[str, object]:
-    """Time ``runs`` analyses of a required parameter added to ``target``."""
+    """Time ``runs`` analyses of a required parameter added to ``target`` (and as many
+    ``ty check`` runs of the edited file, interleaved, when ``ty`` is given)."""
     edits = edit_of(engine, target.qid)
+    peer = TyPeer.of(ty, engine.root, edits[0]) if ty is not None else None
+    peer_cpus: list[float] = []
     report = engine.analyze(edits, live=True)  # warm-up: first-use caches, co-change index
     if dump is not None:  # to check that an optimisation leaves every report byte-identical
         dump.mkdir(parents=True, exist_ok=True)
@@ -169,7 +239,11 @@ def measure(
         (dump / f"{target.qid}.repr").write_text(repr(report), encoding="utf-8")
     cpus: list[float] = []
     walls: list[float] = []
-    for _ in range(runs):
+    if peer is not None:
+        peer.check()  # warm-up: the file system cache
+    for run in range(runs):
+        if peer is not None and run % 2:
+            peer_cpus.append(peer.check()[0])
         if profile is not None:
             profile.enable()
         cpu0, wall0 = time.process_time(), time.perf_counter()
@@ -181,6 +255,10 @@ def measure(
         cpus.append(cpu)
         walls.append(wall)
         assert again == report, "the same edit must give the same report"
+        if peer is not None and not run % 2:
+            peer_cpus.append(peer.check()[0])
+    if peer is not None:
+        peer.restore(engine.root)
     return {
         "qid": target.qid,
         "label": target.label,
@@ -191,6 +269,7 @@ def measure(
         "cpu_p95": _percentile(cpus, 0.95),
         "wall_median": statistics.median(walls),
         "wall_p95": _percentile(walls, 0.95),
+        "ty_median": statistics.median(peer_cpus) if peer_cpus else None,
         **_summary(report),
     }
 
@@ -207,11 +286,13 @@ def render(
         f"{os.cpu_count()} cores shared and noisy; Python {sys.version.split()[0]}. "
         "Edit: a required first parameter added to the function. "
         f"Median and p95 over {rows[0]['runs'] if rows else 0} runs of `Engine.analyze` after "
-        "one warm-up run.",
+        "one warm-up run. Peer: `ty check` of the edited file "
+        f"(ty {TY_VERSION}), interleaved with ours run by run; its CPU median and ours / ty "
+        "(medians).",
         "",
         "| function | kind | callers | must / may / low | tests | CPU median | CPU p95 "
-        "| wall median | wall p95 | aim p95 ≤ 100 ms |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| wall median | wall p95 | ty check CPU median | ours / ty | aim p95 ≤ 100 ms |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in rows:
         ms = {k: float(r[k]) * 1000 for k in ("cpu_median", "cpu_p95", "wall_median", "wall_p95")}
@@ -224,9 +305,17 @@ def render(
             f"| `{r['qid']}` | {r['label']} | {r['callers']} | "
             f"{r['must']} / {r['may']} / {r['low']} | {r['tests']} | "
             f"{ms['cpu_median']:.1f} ms | {ms['cpu_p95']:.1f} ms | "
-            f"{ms['wall_median']:.1f} ms | {ms['wall_p95']:.1f} ms | {verdict} |"
+            f"{ms['wall_median']:.1f} ms | {ms['wall_p95']:.1f} ms | {_peer_cells(r)} | "
+            f"{verdict} |"
         )
     return "\n".join(out) + "\n"
+
+
+def _peer_cells(row: dict[str, object]) -> str:
+    ty = row.get("ty_median")
+    if ty is None:
+        return "— | —"
+    return f"{float(ty) * 1000:.0f} ms | {float(row['cpu_median']) / float(ty):.2f}"
 
 
 def write_readme(project: str, table: str) -> None:
@@ -254,7 +343,9 @@ def main() -> int:
     parser.add_argument("--profile", action="store_true", help="cProfile the timed runs")
     parser.add_argument("--dump", type=Path, help="write each report (JSON and repr) here")
     parser.add_argument("--no-readme", action="store_true", help="do not update README.md")
+    parser.add_argument("--no-peer", action="store_true", help="do not time `ty check`")
     args = parser.parse_args()
+    ty = None if args.no_peer else ensure_ty()
     dist, targets = TARGETS[args.project]
     root = private_copy(fetch(dist))
     wall0 = time.perf_counter()
@@ -262,7 +353,7 @@ def main() -> int:
     build_s = time.perf_counter() - wall0
     profile = cProfile.Profile() if args.profile else None
     rows = [
-        measure(engine, target, runs=args.runs, profile=profile, dump=args.dump)
+        measure(engine, target, runs=args.runs, profile=profile, dump=args.dump, ty=ty)
         for target in targets
         if args.only is None or target.qid == args.only
     ]
