@@ -39,6 +39,7 @@ class Parsed:
     module: Any  # parso Module (of the text, or of its touched statements only)
     tree: ast.Module | None  # of the whole text
     errors: tuple[int, ...]
+    stand_ins: frozenset[int] = frozenset()  # a skeleton's lines holding a ``pass`` of its own
 
     @classmethod
     def of(cls, source: str, check: Check) -> Parsed:
@@ -46,7 +47,8 @@ class Parsed:
 
     @classmethod
     def of_skeleton(cls, shape: Skeleton, check: Check) -> Parsed:
-        return cls(module=parse_skeleton(shape), tree=check.tree, errors=check.errors)
+        module = parse_skeleton(shape)
+        return cls(module=module, tree=check.tree, errors=check.errors, stand_ins=shape.stand_ins)
 
 
 def norm(node: Any) -> str:
@@ -248,31 +250,66 @@ def skeleton(
 ) -> Skeleton:
     """What parso must read of a text that ``ast`` parses: the kept statements, with the body of
     every untouched function that defines nothing inside replaced by ``pass`` on its last line,
-    and the untouched methods named in ``left_out`` replaced whole by a ``pass`` on their last.
+    and the untouched methods named in ``left_out`` emptied whole (a ``pass`` stands in on the
+    last line of one that ended its block, so the block still ends there).
 
     When both texts parse, a function body is compared through ``ast`` (signatures, body units,
     escapes) and parso contributes only the definition itself: its decorators and header, its
     first and last line, and the definitions nested in it, which such a function has none of.
     A method edit keeps its whole class, and parsing a 2,000-line class twice dominated the
-    analysis; its untouched methods cost parso a header and a ``pass`` each, or only the
-    ``pass`` when they may be left out of both outlines: ``left_out`` holds the methods that are
-    untouched in both texts (``untouched_methods`` of each, intersected), in the same class, and
-    named by no edited statement (the occurrence numbers of same-named definitions stay aligned).
+    analysis; its untouched methods cost parso a header and a ``pass`` each, or nothing when
+    they may be left out of both outlines (the stand-ins' ``pass`` statements are no statements
+    of the outline: which method ends a block changes with the edit). ``left_out`` holds the
+    methods that are untouched in both texts (``untouched_methods`` of each, intersected), in
+    the same class, and named by no edited statement (the occurrence numbers of same-named
+    definitions stay aligned).
     """
     out = [line if number in keep else "\n" for number, line in enumerate(lines, 1)]
     blanked = {number for number in range(1, len(lines) + 1) if number not in keep}
+    gone: list[tuple[int, str]] = []
+    stand_ins: set[int] = set()
     for leaf in leaves:
         span = None
         if leaf.method and leaf.key in left_out:
             span = _bare_definition(leaf.node, lines, keep, touched)
-        if span is None:
-            span = _bare_body(leaf.node, lines, keep, touched)
+            if span is not None:
+                first, last, indent = span
+                out[first - 1 : last] = ["\n"] * (last - first + 1)
+                blanked.update(range(first, last + 1))
+                gone.append((last, indent))
+                continue
+        span = _bare_body(leaf.node, lines, keep, touched)
         if span is not None:
             # ``pass`` on the last line: the enclosing definition still ends there
             first, last, indent = span
             out[first - 1 : last] = ["\n"] * (last - first) + [f"{indent}pass\n"]
             blanked.update(range(first, last))
-    return Skeleton(lines=out, blanked=frozenset(blanked))
+    if gone:
+        # A left-out method needs a stand-in only where it ended its block: where the next line
+        # of code below it (a stand-in put there included) is indented less. One sweep upwards.
+        ends = dict(gone)
+        lowest = max(ends)
+        below = _code_width(out[lowest:])
+        for number in range(lowest, min(ends) - 1, -1):
+            ended = ends.get(number)
+            if ended is None:
+                width = _code_width(out[number - 1 : number])
+                below = below if width is None else width
+            elif below is None or below < len(ended):
+                out[number - 1] = f"{ended}pass\n"
+                blanked.discard(number)
+                stand_ins.add(number)
+                below = len(ended)
+    return Skeleton(lines=out, blanked=frozenset(blanked), stand_ins=frozenset(stand_ins))
+
+
+def _code_width(lines: list[str]) -> int | None:
+    """The indentation width of the first line of code among ``lines`` (None: there is none)."""
+    for line in lines:
+        code = line.lstrip()
+        if code and not code.startswith("#"):
+            return len(line) - len(code)
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,6 +318,9 @@ class Skeleton:
 
     lines: list[str]
     blanked: frozenset[int]
+    # the ``pass`` lines standing in for left-out methods that ended their block: whether one
+    # is needed depends on what follows, which an edit can change, so the outline skips them
+    stand_ins: frozenset[int] = frozenset()
 
     @property
     def text(self) -> str:
@@ -296,9 +336,17 @@ def parse_skeleton(shape: Skeleton) -> Any:
     numbers = [n for n in range(1, len(shape.lines) + 1) if n not in shape.blanked]
     module = parso("".join(shape.lines[n - 1] for n in numbers))
     extra = len(shape.lines) - len(numbers)
-    for leaf in _leaves(module):
+    count = len(numbers)
+    stack = [module]
+    while stack:  # every leaf, in no particular order
+        node = stack.pop()
+        children = getattr(node, "children", None)
+        if children is not None:
+            stack.extend(children)
+            continue
+        line = node.line
         # the end marker sits one line past the last one
-        leaf.line = numbers[leaf.line - 1] if leaf.line <= len(numbers) else leaf.line + extra
+        node.line = numbers[line - 1] if line <= count else line + extra
     return module
 
 
@@ -611,6 +659,8 @@ def _stmt(node: Any) -> Statement:
 
 def _scan_small(outline: Outline, node: Any, path: tuple[str, ...], package: str) -> None:
     stmt = _stmt(node)
+    if stmt.trivial and stmt.start in outline.parse.stand_ins:
+        return
     if node.type in ("import_name", "import_from"):
         pairs = _import_pairs(node, package)
         if pairs is not None:

@@ -150,12 +150,70 @@ def test_skeleton_leaves_out_untouched_methods_not_pinned_but_keeps_constructors
     assert isinstance(store, ast.ClassDef)
     defs = [(n.name, n.lineno) for n in store.body if isinstance(n, ast.FunctionDef)]
     # get is pinned (hollowed), __init__ is a constructor (hollowed), put defines check() (kept
-    # whole); size, its setter, fetch and text are left out: a ``pass`` on their last line
+    # whole); size, its setter, fetch and text are left out: emptied, decorators included, and
+    # only text(), which ends the class, leaves a ``pass`` on its last line to end it there
     assert defs == [("__init__", 2), ("get", 7), ("put", 20)]
-    assert out[11:14] == ["\n", "\n", "    pass\n"]  # the getter, decorator included
-    assert out[26] == "    pass\n"  # fetch, on one line
+    assert out[11:18] == ["\n"] * 7  # the getter and the setter
+    assert out[26] == "\n"  # fetch, on one line
     assert out[28:32] == ["\n", "\n", "\n", "    pass\n"]  # text(), to its last line
+    assert store.end_lineno == 32
     assert out[-2:] == ["def helper(a):\n", "    pass\n"]  # module level: hollowed only
+
+
+LAYERED = """\
+class Outer:
+    def a(self):
+        return 1
+
+    class Inner:
+        def b(self):
+            return 2
+# a comment at column 0 does not end the block
+        def c(self):
+            return 3
+
+    def d(self):
+        return 4
+X = 1
+"""
+
+
+def test_left_out_methods_leave_a_pass_only_where_they_ended_their_block() -> None:
+    lines = _lines(LAYERED)
+    keep = set(range(1, len(lines) + 1))
+    leaves = leaf_functions(ast.parse(LAYERED))
+    left_out = untouched_methods(leaves, lines, keep, set(), set())
+    assert left_out == {leaf.key for leaf in leaves}
+    shape = _skeleton(lines, keep, leaves, set(), left_out)
+    out = _lines(shape.text)
+    # a() goes on into Inner, b() into c(); c() ends Inner and d() ends Outer: a pass each
+    assert [n for n, line in enumerate(out, 1) if line.strip() == "pass"] == [10, 13]
+    assert shape.stand_ins == {10, 13}
+    assert out[-1] == "X = 1\n"
+    pinned = untouched_methods(leaves, lines, keep, set(), {"d"})
+    assert pinned == left_out - {(("Outer",), "d")}
+    hollowed = _skeleton(lines, keep, leaves, set(), pinned)
+    assert _lines(hollowed.text)[11:13] == ["    def d(self):\n", "        pass\n"]
+    assert hollowed.stand_ins == {10}  # d()'s pass is its hollowed body, no stand-in
+    tree = ast.parse(shape.text)
+    outer = tree.body[0]
+    assert isinstance(outer, ast.ClassDef) and outer.end_lineno == 13
+    inner = outer.body[0]
+    assert isinstance(inner, ast.ClassDef) and (inner.lineno, inner.end_lineno) == (5, 10)
+
+
+def test_an_edit_beside_left_out_methods_classifies_as_the_edit_alone() -> None:
+    # c() is deleted: b() now ends Inner and stands in with a pass the baseline did not have
+    after = LAYERED.replace("        def c(self):\n            return 3\n", "")
+    changes = classify_changes(file="pkg/n.py", module="pkg.n", before=LAYERED, after=after)
+    assert [(c.change_type, c.entity) for c in changes] == [
+        (ChangeType.DELETE, "pkg.n.Outer.Inner.c")
+    ]
+    edited = LAYERED.replace("return 4", "return 5")
+    changes = classify_changes(file="pkg/n.py", module="pkg.n", before=LAYERED, after=edited)
+    assert [(c.change_type, c.entity) for c in changes] == [
+        (ChangeType.METHOD_BODY, "pkg.n.Outer.d")
+    ]
 
 
 def test_a_method_inserted_right_after_another_leaves_the_neighbour_unchanged() -> None:
