@@ -76,14 +76,9 @@ def walk_dependents(
         if room <= 0:
             # Everything from here on is cut: only how many entities there are is reported
             # (django's ``QuerySet.filter`` reaches 1,905 beyond its 200 shown).
-            reached = {
-                entity
-                for current in frontier
-                for relation in relations
-                for entity in dependent_ids(
-                    relation, current, graph, change=change, at_seed=at_seed
-                )
-            }
+            reached: set[QualName] = set()
+            for relation in relations:
+                reached |= dependent_ids(relation, frontier, graph, change=change, at_seed=at_seed)
             reached -= seen
             omitted += len(reached)
             if not reached:
@@ -134,7 +129,9 @@ def _level(
             for hop in dependents_via(relation, current, graph, change=change, at_seed=at_seed):
                 if hop.entity in seen:
                     continue
-                reach = level.setdefault(hop.entity, _Reach())
+                reach = level.get(hop.entity)
+                if reach is None:
+                    reach = level[hop.entity] = _Reach()
                 reach.relations.add(hop.relation)
                 reach.vias.add(current)
                 reach.sites.add(hop.site)

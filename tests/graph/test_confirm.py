@@ -11,7 +11,7 @@ import pytest
 from impact_ls.graph.builder import GraphBuilder
 from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.graph.confirm import JediConfirmer
-from impact_ls.model import Edge, EdgeKind, Span
+from impact_ls.model import Edge, EdgeKind, QualName, Span
 
 
 @pytest.fixture
@@ -269,17 +269,20 @@ def test_a_budget_lets_misses_run_jedi_and_counts_every_verdict(
     )
 
 
-def test_callers_not_refuted_answer_from_past_verdicts_and_queue_nothing(
+def test_counted_callers_answer_from_past_verdicts_and_queue_nothing(
     built: GraphBuilder, confirmer
 ) -> None:
-    graph = CodeGraph.of(built.graph.nodes(), built.graph.edges(), confirmer=confirmer)
-    lines = [(e.source, e.span.line) for e in graph.callers_not_refuted("shapes.Door.open")]
-    assert sorted(lines) == [("app.run", 6), ("app.run", 7)]  # nothing decided yet: all stay
+    door = QualName("shapes.Door.open")
+    # only the candidate at line 6 (the one jedi refutes) and a plain call into ``run``
+    edges = [e for e in built.graph.edges() if not (e.target == door and e.span.line != 6)]
+    graph = CodeGraph.of(built.graph.nodes(), edges, confirmer=confirmer)
+    assert graph.sources_into([door], {EdgeKind.CALL}, unrefuted=True) == {"app.run"}
     with confirmer.budget(0.0) as tally:  # an analysis with no jedi time: a walk's counted level
-        graph.callers_not_refuted("shapes.Door.open")
+        graph.sources_into([door], {EdgeKind.CALL}, unrefuted=True)
     assert tally.asked == 0
     assert confirmer.confirm_pending() is False  # and nothing was queued for later
-    assert confirmer(_matched(built.graph, 6)["shapes.Door.open"]) is False  # jedi decides once
+    assert confirmer(_matched(built.graph, 6)[door]) is False  # jedi decides once
     with confirmer.budget(0.0):
-        lines = [(e.source, e.span.line) for e in graph.callers_not_refuted("shapes.Door.open")]
-    assert lines == [("app.run", 7)]  # the refuted one is gone, the undecided one stays
+        assert graph.sources_into([door], {EdgeKind.CALL}, unrefuted=True) == set()
+        # refutations are a confirmer's verdicts on calls: other counts take every edge
+        assert graph.sources_into([door], {EdgeKind.CALL}, unrefuted=False) == {"app.run"}
