@@ -156,3 +156,39 @@ def test_the_collector_held_during_an_analysis_runs_again_after_it(tmp_path: Pat
     with pytest.raises(TypeError):  # an analysis that fails (here: not a text) leaves it on
         engine.analyze([FileEdit(file=EDITED_FILE, baseline=before, current=3)])  # type: ignore[arg-type]
     assert gc.isenabled()
+
+
+# The override is deleted: the call now binds to ``Base.get`` (missing ``default``), and only
+# the baseline holds the edge into ``Store.get`` that tells the walk who called it.
+_STORE_BASELINE = """\
+class Base:
+    def get(self, key, default):
+        return default
+
+
+class Store(Base):
+    def get(self, key):
+        return key
+"""
+_STORE_CURRENT = _STORE_BASELINE.replace(
+    "    def get(self, key):\n        return key\n", "    pass\n"
+)
+_CALLER = "from pkg.store import Store\n\n\ndef fetch(key):\n    return Store().get(key)\n"
+
+
+def test_keystrokes_over_an_unchanged_graph_keep_the_baseline_callers_until_one_changes(
+    tmp_path: Path,
+):
+    root = tmp_path / "proj"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "pkg" / "store.py").write_text(_STORE_CURRENT, encoding="utf-8")
+    (root / "pkg" / "api.py").write_text(_CALLER, encoding="utf-8")
+    engine = Engine.open(root)
+    edit = FileEdit(file="pkg/store.py", baseline=_STORE_BASELINE, current=_STORE_CURRENT)
+    # each keystroke of the same baseline over the same graph sees the caller again
+    for _ in range(3):
+        assert _must_sites(engine.analyze([edit], live=True)) == {("pkg/api.py", 5)}
+    (root / "pkg" / "api.py").write_text(_CALLER.replace(".get(key)", ""), "utf-8")
+    engine.refresh()  # the caller saved without the call
+    assert _must_sites(engine.analyze([edit], live=True)) == set()

@@ -46,7 +46,12 @@ class Snapshot:
     def edges(self, current: FileFacts | None, text: str | None = None) -> list[Edge]:
         """The edges to overlay on the current graph, whose facts of the file are ``current``
         (``text``, its current text, adds the import-time reads of removed names)."""
-        out = list(self.incoming)
+        return [*self.incoming, *self.moved(current, text)]
+
+    def moved(self, current: FileFacts | None, text: str | None = None) -> list[Edge]:
+        """Of ``edges``, those that depend on the current facts and text: the file's own uses of
+        names it no longer defines, where they are now, and the import-time reads of them."""
+        out: list[Edge] = []
         if current is None:
             return out
         gone = self.defined - defined_names(current)
