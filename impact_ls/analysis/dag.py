@@ -37,6 +37,7 @@ from impact_ls.model import (
     Dag,
     DagEdge,
     DagNode,
+    Node,
     QualName,
     Relation,
     TestHit,
@@ -143,10 +144,15 @@ def _add_test_nodes(
     ranks: dict[QualName, _Rank],
 ) -> dict[str, QualName]:
     """Add a node per affected test (after every site); return each test id's node entity."""
-    test_nodes = {n.test_id: n for n in graph.tests() if n.test_id is not None}
+    test_nodes: dict[str, Node] | None = None  # by test id, read only for hits without entity
     test_entity: dict[str, QualName] = {}
     for hit in tests:
-        known = graph.node(hit.entity) if hit.entity is not None else test_nodes.get(hit.test)
+        if hit.entity is not None:
+            known = graph.node(hit.entity)
+        else:
+            if test_nodes is None:
+                test_nodes = {n.test_id: n for n in graph.tests() if n.test_id is not None}
+            known = test_nodes.get(hit.test)
         entity = known.id if known is not None else QualName(hit.test)
         test_entity[hit.test] = entity
         rank = _Rank(_TEST_DISTANCE, _TEST, hit.conf, entity)
@@ -338,12 +344,18 @@ def _edge_payload(edge: DagEdge) -> dict[str, object]:
     return {"from": edge.source, "to": edge.target, "cause": edge.cause}
 
 
+_KEY_COST: dict[str, int] = {}
+
+
 def _json_length(payload: dict[str, object]) -> int:
     """``len(json.dumps(payload, ensure_ascii=False))`` of a flat payload, by arithmetic where
     a value writes as itself: a DAG of 200 nodes measured ~600 payloads per keystroke."""
     total = 2 + _SEPARATOR * max(len(payload) - 1, 0)  # the braces, ", " between items
     for key, value in payload.items():
-        total += len(_ENCODER.encode(key)) + len(": ")
+        cost = _KEY_COST.get(key)
+        if cost is None:  # the payloads' few fixed keys
+            cost = _KEY_COST[key] = len(_ENCODER.encode(key)) + len(": ")
+        total += cost
         if type(value) is str and _ESCAPED.search(value) is None:
             total += len(value) + 2
         elif type(value) is int:
