@@ -312,9 +312,8 @@ class GraphBuilder:
         info = self._infos[file]
         self._graph.replace_file(file, file_nodes(info), [], file_dynamic(info))
         for name in sorted(journal):
-            edges, reads = journal[name]
-            self._graph.replace_edges(name, edges)
-            self._remember_reads(name, reads)
+            self._remember_reads(name, journal[name][1])
+        self._graph.replace_edges_of({name: journal[name][0] for name in sorted(journal)})
         self._last_resolved = tuple(sorted(journal))
 
     def set_facts(self, facts: FileFacts) -> None:
@@ -454,18 +453,23 @@ class GraphBuilder:
         for key in keys:
             affected.update(self._readers.get(key, ()))
         affected &= set(self._facts)
-        for file in sorted(affected):
-            self._resolve(file)
+        # resolution reads the indexes, never the graph: the edges go in at once
+        self._graph.replace_edges_of({file: self._resolution(file) for file in sorted(affected)})
         self._last_resolved = tuple(sorted(affected))
         logger.debug("re-resolved %d file(s)", len(affected))
 
     def _resolve(self, file: str) -> list[Edge]:
+        edges = self._resolution(file)
+        self._graph.replace_edges(file, edges)
+        return edges
+
+    def _resolution(self, file: str) -> list[Edge]:
+        """``file``'s edges resolved now, its reads recorded; the graph is left to the caller."""
         journal = self._journal
         if journal is not None and file not in journal:
             journal[file] = (self._graph.edges_in_file(file), self._reads.get(file, ()))
         recorder = _Recorder(self)
         edges = resolve_file(self._infos[file], recorder)
-        self._graph.replace_edges(file, edges)
         self._remember_reads(file, recorder.reads)
         return edges
 
