@@ -269,10 +269,12 @@ class GraphBuilder:
         Going back resolves nothing: the edges and reads of every file the visit re-resolved
         are put back as they were before it — what re-resolving them would give, by the
         invariant above. Resolving them again was half the cost of reading a baseline on real
-        commits (0.25 s of an analysis on rich). A file without facts, or a visit that may move
-        the source roots, goes there and back by ``update``.
+        commits (0.25 s of an analysis on rich). A file without facts, or a visit that moves the
+        source roots, goes there and back by ``update``.
         """
         current = self._facts.get(file)
+        if current is not None and self._roots_stale and source_roots(self._facts) == self._roots:
+            self._roots_stale = False  # as ``update`` finds: a file came (a refresh) in a root
         if current is None or self._roots_stale:
             self.update(file, text)
             try:

@@ -288,6 +288,7 @@ _OPS = st.lists(
     st.tuples(
         st.sampled_from(sorted(VARIANTS)),
         st.integers(min_value=-1, max_value=3),  # -1 = remove
+        st.booleans(),  # set extracted facts, as a refresh does, where the roots stay
     ),
     min_size=1,
     max_size=14,
@@ -295,24 +296,29 @@ _OPS = st.lists(
 
 
 def _apply(
-    builder: GraphBuilder, texts: dict[str, str], ops: list[tuple[str, int]]
+    builder: GraphBuilder, texts: dict[str, str], ops: list[tuple[str, int, bool]]
 ) -> dict[str, str]:
     """Run ``ops`` on ``builder``; the texts it then holds."""
     texts = dict(texts)
-    for path, choice in ops:
+    for path, choice, as_facts in ops:
         if choice < 0:
             builder.remove(path)
             texts.pop(path, None)
+            continue
+        text = VARIANTS[path][choice % len(VARIANTS[path])]
+        roots = source_roots([*texts, path])
+        if as_facts and roots == builder.roots:
+            module, is_package = module_for(path, roots)
+            builder.set_facts(extract_facts(text, file=path, module=module, is_package=is_package))
         else:
-            text = VARIANTS[path][choice % len(VARIANTS[path])]
             builder.update(path, text)
-            texts[path] = text
+        texts[path] = text
     return texts
 
 
 @settings(max_examples=30, deadline=None, database=None)
 @given(ops=_OPS)
-def test_any_update_remove_sequence_equals_a_fresh_build(ops: list[tuple[str, int]]) -> None:
+def test_any_update_remove_sequence_equals_a_fresh_build(ops: list[tuple[str, int, bool]]) -> None:
     builder = GraphBuilder()
     texts = _apply(builder, {}, ops)
     assert builder.files() == sorted(texts)
@@ -326,7 +332,9 @@ def test_any_update_remove_sequence_equals_a_fresh_build(ops: list[tuple[str, in
     later=_OPS,
 )
 def test_a_visit_shows_the_other_text_then_leaves_everything_as_it_was(
-    ops: list[tuple[str, int]], visit: tuple[str, int], later: list[tuple[str, int]]
+    ops: list[tuple[str, int, bool]],
+    visit: tuple[str, int],
+    later: list[tuple[str, int, bool]],
 ) -> None:
     builder = GraphBuilder()
     texts = _apply(builder, {}, ops)
