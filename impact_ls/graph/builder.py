@@ -11,6 +11,7 @@ fresh ``load`` of the final texts.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import logging
@@ -122,6 +123,8 @@ class GraphBuilder:
         self._reused = 0
         # what ``take_resolutions`` encodes: the last load's fingerprints and fresh files
         self._fresh: tuple[_Fingerprints, list[tuple[str, list[Edge]]]] | None = None
+        # while ``visit`` runs: each re-resolved file's edges and reads before its first one
+        self._journal: dict[str, tuple[list[Edge], tuple[_Key, ...]]] | None = None
 
     @property
     def graph(self) -> CodeGraph:
@@ -258,6 +261,62 @@ class GraphBuilder:
                 return
         module, is_package = module_for(file, roots)
         self.set_facts(extract_facts(text, file=file, module=module, is_package=is_package))
+
+    @contextlib.contextmanager
+    def visit(self, file: str, text: str) -> Iterator[FileFacts | None]:
+        """``file`` at ``text`` for the block (its facts are yielded), then back as it was.
+
+        Going back resolves nothing: the edges and reads of every file the visit re-resolved
+        are put back as they were before it — what re-resolving them would give, by the
+        invariant above. Resolving them again was half the cost of reading a baseline on real
+        commits (0.25 s of an analysis on rich). A file without facts, or a visit that moves the
+        source roots, goes there and back by ``update``.
+        """
+        current = self._facts.get(file)
+        if current is not None and self._roots_stale and source_roots(self._facts) == self._roots:
+            self._roots_stale = False  # as ``update`` finds: a file came (a refresh) in a root
+        if current is None or self._roots_stale:
+            self.update(file, text)
+            try:
+                yield self._facts.get(file)
+            finally:
+                if current is None:
+                    self.remove(file)
+                else:
+                    self.set_facts(current)
+            return
+        module, is_package = module_for(file, self._roots)
+        visited = extract_facts(text, file=file, module=module, is_package=is_package)
+        # the file's own edges go with its nodes, before its re-resolution would journal them
+        journal = {file: (self._graph.edges_in_file(file), self._reads.get(file, ()))}
+        self._journal = journal
+        try:
+            self.set_facts(visited)
+        except BaseException:
+            self._journal = None
+            self.set_facts(current)
+            raise
+        self._journal = None
+        try:
+            yield visited
+        finally:
+            with gc_paused():
+                self._restore(current, journal)
+
+    def _restore(
+        self, facts: FileFacts, journal: dict[str, tuple[list[Edge], tuple[_Key, ...]]]
+    ) -> None:
+        """Put ``facts`` back and each journaled file's edges and reads (``visit``)."""
+        file = facts.file
+        self._unindex(self._facts[file])
+        self._facts[file] = facts
+        self._index(facts)
+        info = self._infos[file]
+        self._graph.replace_file(file, file_nodes(info), [], file_dynamic(info))
+        for name in sorted(journal):
+            self._remember_reads(name, journal[name][1])
+        self._graph.replace_edges_of({name: journal[name][0] for name in sorted(journal)})
+        self._last_resolved = tuple(sorted(journal))
 
     def set_facts(self, facts: FileFacts) -> None:
         """Add or replace one file's facts; re-resolve it and the files that read what changed."""
@@ -396,15 +455,23 @@ class GraphBuilder:
         for key in keys:
             affected.update(self._readers.get(key, ()))
         affected &= set(self._facts)
-        for file in sorted(affected):
-            self._resolve(file)
+        # resolution reads the indexes, never the graph: the edges go in at once
+        self._graph.replace_edges_of({file: self._resolution(file) for file in sorted(affected)})
         self._last_resolved = tuple(sorted(affected))
         logger.debug("re-resolved %d file(s)", len(affected))
 
     def _resolve(self, file: str) -> list[Edge]:
+        edges = self._resolution(file)
+        self._graph.replace_edges(file, edges)
+        return edges
+
+    def _resolution(self, file: str) -> list[Edge]:
+        """``file``'s edges resolved now, its reads recorded; the graph is left to the caller."""
+        journal = self._journal
+        if journal is not None and file not in journal:
+            journal[file] = (self._graph.edges_in_file(file), self._reads.get(file, ()))
         recorder = _Recorder(self)
         edges = resolve_file(self._infos[file], recorder)
-        self._graph.replace_edges(file, edges)
         self._remember_reads(file, recorder.reads)
         return edges
 

@@ -21,7 +21,7 @@ back without the mark, an undecided one stays as it is.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import TypeVar, cast
@@ -115,6 +115,18 @@ class CodeGraph:
         self._version += 1
         self._add_edges(file, edges)
 
+    def replace_edges_of(self, edges_by_file: Mapping[str, Iterable[Edge]]) -> None:
+        """``replace_edges`` of several files at once, in the mapping's order (the same graph).
+
+        Each index bucket is filtered once for all of them: the files one change re-resolves
+        share their most used targets (a module, ``len``), whose buckets were filtered again
+        for every file — most of a baseline read's graph time on aiohttp.
+        """
+        self._drop_edges_of(list(edges_by_file))
+        self._version += 1
+        for file, edges in edges_by_file.items():
+            self._add_edges(file, edges)
+
     def _add_edges(self, file: str, edges: Iterable[Edge]) -> None:
         edges = edges if isinstance(edges, list) else list(edges)
         if not edges:
@@ -168,6 +180,31 @@ class CodeGraph:
                 if bucket is None:
                     continue
                 bucket[:] = [e for e in bucket if e.file != file]
+                if not bucket:
+                    del index[key]
+
+    def _drop_edges_of(self, files: list[str]) -> None:
+        held = [file for file in files if self._edges_by_file.get(file)]
+        if len(held) <= 1:  # the common case, one file re-resolved: as ``replace_edges``
+            for file in held:
+                self._drop_edges(file)
+            return
+        dropped = [self._edges_by_file.pop(file) for file in held]
+        gone = set(held)
+        every = [edge for edges in dropped for edge in edges]
+        targets = {e.target for e in every}
+        sources = {e.source for e in every}
+        parents = {_parent(e.target) for e in every if e.kind in _MODULE_IMPORTS}
+        for index, keys in (
+            (self._incoming, targets),
+            (self._outgoing, sources),
+            (self._imports_by_parent, parents),
+        ):
+            for key in keys:
+                bucket = index.get(key)
+                if bucket is None:
+                    continue
+                bucket[:] = [e for e in bucket if e.file not in gone]
                 if not bucket:
                     del index[key]
 

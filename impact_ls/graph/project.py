@@ -415,16 +415,8 @@ class ProjectIndex:
             if self._building or not self.ready:
                 return None
             builder = self._builder
-            current = builder.facts(rel)
-            builder.update(rel, text)
-            try:
-                baseline = builder.facts(rel)
+            with builder.visit(rel, text) as baseline:
                 return snapshot(builder.graph, baseline) if baseline is not None else None
-            finally:
-                if current is None:
-                    builder.remove(rel)
-                else:
-                    builder.set_facts(current)
 
     def refresh(self) -> tuple[str, ...]:
         """Rescan the disk and patch changed, new and removed files; return them, sorted."""

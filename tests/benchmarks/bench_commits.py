@@ -152,9 +152,9 @@ def _git(cwd: Path, *args: str) -> str:
     ).stdout.strip()
 
 
-def ensure_clone(name: str, mirror: Path) -> Path:
+def ensure_clone(name: str, mirror: Path, data: Path = DATA) -> Path:
     """The local clone of ``name`` (cloned from the mirror on first use), with full history."""
-    clone = DATA / "repos" / name
+    clone = data / "repos" / name
     if (clone / ".git").exists():
         return clone
     slug = REPOS[name]
@@ -260,18 +260,20 @@ def run_repo(
     only: str | None = None,
     dump: Path | None = None,
     jsonl: Path | None = None,
+    data: Path = DATA,
+    settings: dict[str, Any] | None = None,
 ) -> RepoRun:
     """Mine, select and replay one repository's cases (``only``: the case whose sha starts so)."""
-    clone = ensure_clone(name, mirror)
+    clone = ensure_clone(name, mirror, data)
     head = _git(clone, "rev-parse", "HEAD")
-    mined = mine_cases(clone, name, pool=pool, cache_dir=DATA / "cases")
+    mined = mine_cases(clone, name, pool=pool, cache_dir=data / "cases")
     chosen = select_cases(mined, count=cases, seed=seed)
     if only:
         chosen = [c for c in unique_cases(mined) if c.sha.startswith(only)]
     repo = RepoRun(
         name=name, slug=REPOS[name], head=head, mined=len(mined), unique=len(unique_cases(mined))
     )
-    replayer = Replayer(clone=clone, tree=DATA / "trees" / name)
+    replayer = Replayer(clone=clone, tree=data / "trees" / name, settings=settings)
     history = CoChangeHistory(clone)
     for number, case in enumerate(chosen, start=1):
         started = time.perf_counter()
@@ -672,15 +674,15 @@ def to_json(repos: list[RepoRun], hidden: list[HiddenResult] | None) -> dict[str
     }
 
 
-def from_rows(rows: list[dict[str, Any]], *, pool: int) -> list[RepoRun]:
+def from_rows(rows: list[dict[str, Any]], *, pool: int, data: Path = DATA) -> list[RepoRun]:
     """Rebuild the runs of ``--jsonl`` rows (a cut run's cases), repositories in row order."""
     repos: dict[str, RepoRun] = {}
     for row in rows:
         name = row["repo"]
         if name not in repos:
-            clone = DATA / "repos" / name
+            clone = data / "repos" / name
             head = _git(clone, "rev-parse", "HEAD") if (clone / ".git").exists() else "?"
-            mined = mine_cases(clone, name, pool=pool, cache_dir=DATA / "cases") if head else []
+            mined = mine_cases(clone, name, pool=pool, cache_dir=data / "cases") if head else []
             repos[name] = RepoRun(
                 name=name,
                 slug=REPOS[name],
@@ -746,11 +748,25 @@ def main() -> int:
         "--from-jsonl", type=Path, help="render the tables of a (possibly cut) run's --jsonl rows"
     )
     parser.add_argument("--no-readme", action="store_true", help="do not update README.md")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=DATA,
+        help="where the clones, work trees and mined cases go (default: .data; one run per folder)",
+    )
+    parser.add_argument(
+        "--jedi-budget",
+        type=float,
+        help="seconds of jedi per analysis (default: the setting's); 0 leaves every candidate "
+        "undecided, so the reports do not depend on the machine's speed",
+    )
     args = parser.parse_args()
     if args.from_jsonl:
         lines = args.from_jsonl.read_text(encoding="utf-8").splitlines()
         rows = [json.loads(line) for line in lines if line]
-        block = render(from_rows(rows, pool=args.pool or 2 * args.cases), None, args)
+        block = render(
+            from_rows(rows, pool=args.pool or 2 * args.cases, data=args.data), None, args
+        )
         print(block)
         if not args.no_readme:
             write_readme(block)
@@ -779,12 +795,14 @@ def main() -> int:
                 only=args.only,
                 dump=args.dump,
                 jsonl=args.jsonl,
+                data=args.data,
+                settings=None if args.jedi_budget is None else {"jedi_budget_s": args.jedi_budget},
             )
         )
     hidden = None
     if not args.skip_hidden:
         print("hidden-channel probe", file=sys.stderr, flush=True)
-        hidden = [result for result, _ in run_probe(DATA / "hidden")]
+        hidden = [result for result, _ in run_probe(args.data / "hidden")]
     block = render(repos, hidden, args)
     print(block)
     if args.json:

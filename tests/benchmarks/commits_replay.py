@@ -124,6 +124,7 @@ class Replayer:
 
     clone: Path
     tree: Path
+    settings: dict[str, Any] | None = None  # overrides of the project's ``[tool.impact-ls]``
     engine: Engine | None = None
     build_s: float = 0.0
 
@@ -133,7 +134,7 @@ class Replayer:
         (self.tree / seed).write_bytes(text)
         wall, cpu = time.perf_counter(), time.process_time()
         if self.engine is None:
-            self.engine = Engine.open(self.tree)
+            self.engine = Engine.open(self.tree, self.settings)
             self.engine.history()
             self.build_s = time.perf_counter() - wall
             return Timing()

@@ -288,24 +288,65 @@ _OPS = st.lists(
     st.tuples(
         st.sampled_from(sorted(VARIANTS)),
         st.integers(min_value=-1, max_value=3),  # -1 = remove
+        st.booleans(),  # set extracted facts, as a refresh does, where the roots stay
     ),
     min_size=1,
     max_size=14,
 )
 
 
-@settings(max_examples=30, deadline=None, database=None)
-@given(ops=_OPS)
-def test_any_update_remove_sequence_equals_a_fresh_build(ops: list[tuple[str, int]]) -> None:
-    builder = GraphBuilder()
-    texts: dict[str, str] = {}
-    for path, choice in ops:
+def _apply(
+    builder: GraphBuilder, texts: dict[str, str], ops: list[tuple[str, int, bool]]
+) -> dict[str, str]:
+    """Run ``ops`` on ``builder``; the texts it then holds."""
+    texts = dict(texts)
+    for path, choice, as_facts in ops:
         if choice < 0:
             builder.remove(path)
             texts.pop(path, None)
+            continue
+        text = VARIANTS[path][choice % len(VARIANTS[path])]
+        roots = source_roots([*texts, path])
+        if as_facts and roots == builder.roots:
+            module, is_package = module_for(path, roots)
+            builder.set_facts(extract_facts(text, file=path, module=module, is_package=is_package))
         else:
-            text = VARIANTS[path][choice % len(VARIANTS[path])]
             builder.update(path, text)
-            texts[path] = text
+        texts[path] = text
+    return texts
+
+
+@settings(max_examples=30, deadline=None, database=None)
+@given(ops=_OPS)
+def test_any_update_remove_sequence_equals_a_fresh_build(ops: list[tuple[str, int, bool]]) -> None:
+    builder = GraphBuilder()
+    texts = _apply(builder, {}, ops)
     assert builder.files() == sorted(texts)
+    assert snapshot(builder.graph) == snapshot(fresh(texts).graph)
+
+
+@settings(max_examples=30, deadline=None, database=None)
+@given(
+    ops=_OPS,
+    visit=st.tuples(st.sampled_from(sorted(VARIANTS)), st.integers(min_value=0, max_value=3)),
+    later=_OPS,
+)
+def test_a_visit_shows_the_other_text_then_leaves_everything_as_it_was(
+    ops: list[tuple[str, int, bool]],
+    visit: tuple[str, int],
+    later: list[tuple[str, int, bool]],
+) -> None:
+    builder = GraphBuilder()
+    texts = _apply(builder, {}, ops)
+    path, choice = visit
+    text = VARIANTS[path][choice % len(VARIANTS[path])]
+    before = snapshot(builder.graph)
+    with builder.visit(path, text) as facts:
+        assert facts is not None
+        assert facts.file == path
+        assert snapshot(builder.graph) == snapshot(fresh({**texts, path: text}).graph)
+    assert snapshot(builder.graph) == before
+    assert builder.files() == sorted(texts)
+    # what each file read came back too: later edits re-resolve every file they must
+    texts = _apply(builder, texts, later)
     assert snapshot(builder.graph) == snapshot(fresh(texts).graph)

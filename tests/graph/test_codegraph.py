@@ -1,7 +1,7 @@
 """CodeGraph queries on a hand-built graph: direction, re-export chains, patching."""
 
 from impact_ls.graph.codegraph import CodeGraph
-from impact_ls.model import DynamicKind, DynamicRef, EdgeKind, NodeKind, QualName, Span
+from impact_ls.model import DynamicKind, DynamicRef, Edge, EdgeKind, NodeKind, QualName, Span
 from tests.builders import edge, node
 
 
@@ -89,6 +89,32 @@ def test_replace_file_drops_old_evidence():
     assert graph.importers_of("pkg.auth.Login") == [graph.importers_of("pkg.auth.Login")[0]]
     graph.remove_file("pkg/plugins.py")
     assert graph.dynamic_refs_named("login") == []
+
+
+def test_replacing_the_edges_of_several_files_at_once_is_replacing_them_one_by_one():
+    def calls(file: str, *lines: int) -> list[Edge]:
+        source = file.removesuffix(".py").replace("/", ".") + ".f"
+        return [
+            edge(source, "pkg.auth.Login.login", EdgeKind.CALL, file=file, line=n) for n in lines
+        ]
+
+    at_once, one_by_one = _graph(), _graph()
+    for graph in (at_once, one_by_one):
+        for file in ("pkg/a.py", "pkg/b.py", "pkg/c.py"):
+            graph.replace_edges(file, calls(file, 1, 2))
+    new = {"pkg/api.py": [], "pkg/a.py": calls("pkg/a.py", 7), "pkg/c.py": calls("pkg/c.py", 8)}
+    at_once.replace_edges_of(new)
+    for file, edges in new.items():
+        one_by_one.replace_edges(file, edges)
+    # the same edges in the same order, which unordered queries (and jedi's queue) follow
+    assert at_once.dependents_unordered("pkg.auth.Login.login") == (
+        one_by_one.dependents_unordered("pkg.auth.Login.login")
+    )
+    assert [
+        (e.file, e.span.line) for e in at_once.dependents_unordered("pkg.auth.Login.login")
+    ] == [("pkg/admin.py", 4), ("pkg/b.py", 1), ("pkg/b.py", 2), ("pkg/a.py", 7), ("pkg/c.py", 8)]
+    assert list(at_once.edges()) == list(one_by_one.edges())
+    assert at_once.importers_of("pkg.auth.gone") == []
 
 
 def test_confirmer_filters_only_name_matched_edges():
