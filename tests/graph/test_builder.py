@@ -325,6 +325,14 @@ def test_any_update_remove_sequence_equals_a_fresh_build(ops: list[tuple[str, in
     assert snapshot(builder.graph) == snapshot(fresh(texts).graph)
 
 
+def _reads_of(builder: GraphBuilder) -> tuple[dict[str, frozenset[object]], dict[object, set[str]]]:
+    """What each file's resolution read, and who read each key (the builder's own books, which
+    decide what an edit re-resolves)."""
+    by_file = {f: frozenset(keys) for f, keys in builder._reads.items() if keys}
+    by_key = {k: set(files) for k, files in builder._readers.items() if files}
+    return by_file, by_key
+
+
 @settings(max_examples=30, deadline=None, database=None)
 @given(
     ops=_OPS,
@@ -341,12 +349,15 @@ def test_a_visit_shows_the_other_text_then_leaves_everything_as_it_was(
     path, choice = visit
     text = VARIANTS[path][choice % len(VARIANTS[path])]
     before = snapshot(builder.graph)
+    reads = _reads_of(builder)
     with builder.visit(path, text) as facts:
         assert facts is not None
         assert facts.file == path
         assert snapshot(builder.graph) == snapshot(fresh({**texts, path: text}).graph)
     assert snapshot(builder.graph) == before
     assert builder.files() == sorted(texts)
+    # the later edits below reach only some of the reads: every one is checked here
+    assert _reads_of(builder) == reads
     # what each file read came back too: later edits re-resolve every file they must
     texts = _apply(builder, texts, later)
     assert snapshot(builder.graph) == snapshot(fresh(texts).graph)
