@@ -75,6 +75,19 @@ describe('the Impact extension in VS Code (code-server)', { timeout: 15 * 60_000
     );
   }
 
+  /** Where ``locator`` is on screen once it is: lenses are redrawn as analyses land, so an
+   * element found a moment ago may be between two renderings (no box) when it is measured. */
+  async function boxOf(
+    locator: ReturnType<Page['locator']>,
+  ): Promise<{ x: number; y: number; width: number; height: number } | null> {
+    const deadline = Date.now() + STEP_TIMEOUT;
+    for (;;) {
+      await locator.waitFor({ state: 'visible', timeout: STEP_TIMEOUT });
+      const box = await locator.boundingBox();
+      if (box !== null || Date.now() > deadline) return box;
+    }
+  }
+
   async function expectNoLens(editor: ReturnType<Page['locator']>): Promise<void> {
     await editor
       .locator('.codelens-decoration', { hasText: /Blast radius/ })
@@ -182,8 +195,8 @@ describe('the Impact extension in VS Code (code-server)', { timeout: 15 * 60_000
     assert.match(lensText, /Run 3 affected tests/);
     // The tests lens shows whole, inside the editor, at this width.
     const testsLens = editor.locator('.codelens-decoration a', { hasText: /Run 3 affected tests/ });
-    const lensBox = await testsLens.first().boundingBox();
-    const editorBox = await editor.boundingBox();
+    const lensBox = await boxOf(testsLens.first());
+    const editorBox = await boxOf(editor);
     assert.ok(lensBox !== null && editorBox !== null);
     assert.ok(
       lensBox.x + lensBox.width <= editorBox.x + editorBox.width - 14,
