@@ -6,6 +6,7 @@ import logging
 import os
 import shutil
 import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -146,6 +147,38 @@ def test_parallel_extraction_gives_the_same_graph(root: Path, monkeypatch: pytes
     assert stats.extracted == 4
     assert seen[0] == (0, 4) and seen[-1] == (4, 4)
     assert sorted(parallel.graph.edges(), key=repr) == sorted(serial.graph.edges(), key=repr)
+
+
+def test_this_process_extracts_beside_its_workers_with_the_same_graph(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+):
+    for i in range(12):
+        _write(
+            root, f"pkg/more{i}.py", f"from pkg.core import greet\n\ndef use{i}():\n    greet()\n"
+        )
+    serial = ProjectIndex(root, Settings())
+    serial.build(jobs=1)
+    shutil.rmtree(root / ".impact_ls")
+    monkeypatch.setattr(project_module, "PARALLEL_MIN_FILES", 2)
+    monkeypatch.setattr(project_module, "_CHUNK", 1)
+    monkeypatch.setattr(project_module, "_INFLIGHT_PER_WORKER", 1)
+    monkeypatch.setattr(project_module, "_WORKER_CHUNKS", 1)
+    here: list[str] = []
+    extract_one = project_module._extract_one
+
+    def spied(item):  # the real extraction, noting which files this process took
+        here.append(item[0])
+        return extract_one(item)
+
+    monkeypatch.setattr(project_module, "_extract_one", spied)
+    switch = sys.getswitchinterval()
+    parallel = ProjectIndex(root, Settings())
+    stats = parallel.build(jobs=2)
+    assert stats.jobs == 2 and stats.extracted == 16
+    assert 0 < len(here) < 16  # some files here, the others through the worker
+    assert sys.getswitchinterval() == switch
+    assert sorted(parallel.graph.edges(), key=repr) == sorted(serial.graph.edges(), key=repr)
+    assert len(_callers(parallel, "pkg.core.greet")) == len(_callers(serial, "pkg.core.greet"))
 
 
 def test_progress_counts_cached_files_as_done(root: Path):
