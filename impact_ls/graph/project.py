@@ -349,7 +349,7 @@ class ProjectIndex:
         progress: Progress | None,
         jobs: int,
     ) -> tuple[dict[str, FileFacts], list[Skipped], int]:
-        """Extract every miss, streaming facts into the store; return facts, skips, workers.
+        """Extract every miss, streaming facts into the store; return facts, skips, processes.
 
         Texts are decoded lazily and at most a few chunks are in flight, so the bytes, texts
         and encoded facts of a cold build never all sit in memory at once.
