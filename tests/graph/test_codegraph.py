@@ -134,3 +134,44 @@ def test_find_by_name_and_stats():
         "pkg.auth.Login.login",
     ]
     assert graph.stats() == {"files": 5, "nodes": 5, "edges": 5, "dynamic": 1}
+
+
+def test_replacing_files_in_any_order_keeps_each_bucket_as_files_were_last_added():
+    # ``len`` and the string ``"id"`` are in every file: the buckets the edited file shares
+    def evidence(file: str, version: int) -> tuple[list[Edge], list[DynamicRef]]:
+        source = QualName(file.removesuffix(".py"))
+        lines = range(10 * version + 1, 10 * version + 1 + version % 3 + 1)
+        edges = [edge(source, "builtins.len", file=file, line=n) for n in lines]
+        edges.append(edge(source, f"{source}.own", file=file, line=9))
+        refs = [
+            DynamicRef(
+                source=source,
+                name="id",
+                kind=DynamicKind.STRING_LITERAL,
+                file=file,
+                span=Span(line=n),
+            )
+            for n in lines
+        ]
+        return edges, refs
+
+    graph = CodeGraph()
+    added: list[str] = []  # files in the order their evidence went in last
+    versions: dict[str, int] = {}
+    # the last file again (its run ends each bucket), one in the middle, the first, all alone
+    for file in ["a.py", "b.py", "c.py", "c.py", "c.py", "b.py", "a.py", "c.py", "b.py"]:
+        versions[file] = versions.get(file, 0) + 1
+        edges, refs = evidence(file, versions[file])
+        graph.replace_file(file, [], edges, refs)
+        added = [f for f in added if f != file] + [file]
+        expected = [e for f in added for e in evidence(f, versions[f])[0][:-1]]
+        assert list(graph.dependents_unordered("builtins.len")) == expected
+        assert graph.dynamic_refs_named("id") == sorted(
+            (r for f in added for r in evidence(f, versions[f])[1]),
+            key=lambda r: (r.file, r.span.line),
+        )
+    for file in ["b.py", "a.py", "c.py"]:
+        graph.remove_file(file)
+    assert graph.dependents_unordered("builtins.len") == ()
+    assert graph.dynamic_refs_named("id") == []
+    assert graph.stats()["edges"] == 0
