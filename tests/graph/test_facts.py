@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections.abc
 import enum
 import sys
 import textwrap
@@ -75,7 +76,7 @@ def _every_field_set(tp: Any, seed: int) -> Any:
             **{f.name: _every_field_set(hints[f.name], seed + i) for i, f in enumerate(fields(tp))}
         )
     args = typing.get_args(tp)
-    if typing.get_origin(tp) is tuple:
+    if typing.get_origin(tp) in (tuple, collections.abc.Sequence):
         return (_every_field_set(args[0], seed), _every_field_set(args[0], seed + 1))
     if typing.get_origin(tp) in (typing.Union, types.UnionType):
         return _every_field_set(next(a for a in args if a is not type(None)), seed)
@@ -185,3 +186,16 @@ def test_truncated_record_is_a_value_error() -> None:
     data = facts_to_bytes(_facts())
     with pytest.raises(ValueError):
         facts_from_bytes(data[: len(data) // 2])
+
+
+def test_cached_calls_and_accesses_read_as_the_tuples_they_were() -> None:
+    # read from the cache, they are made on first use; every way of reading them agrees
+    facts = _facts()
+    decoded = facts_from_bytes(facts_to_bytes(facts))
+    for mine, theirs in ((decoded.calls, facts.calls), (decoded.accesses, facts.accesses)):
+        assert len(mine) == len(theirs) > 2
+        assert mine[0] == theirs[0] and mine[-2:] == theirs[-2:]
+        assert list(mine) == list(theirs) and mine == theirs and theirs == mine
+        assert hash(mine) == hash(theirs)
+    assert hash(decoded) == hash(facts)
+    assert decoded == facts_from_bytes(facts_to_bytes(decoded))
