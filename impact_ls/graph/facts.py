@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar, cast, overload
 
 from impact_ls.graph.fastinit import fast_init
 from impact_ls.model import ArgShape, DynamicKind, NodeKind, Param, ParamKind, Span
@@ -577,9 +577,13 @@ class Decoded(Sequence[_F]):
         """The decoded facts (decoded now if this is the first use)."""
         facts = self._facts
         if facts is None:
+            rows = self._rows
+            if rows is None:  # another thread decoded them between the two reads
+                return cast("tuple[_F, ...]", self._facts)
             with gc_paused():
-                facts = self._decode(self._rows or ())
-            # a racing thread decodes the same rows to an equal tuple; either one may stay
+                facts = self._decode(rows)
+            # a racing thread decodes the same rows to an equal tuple; either one may stay.
+            # ``_facts`` is set before ``_rows`` is cleared, so no reader sees neither.
             self._facts = facts
             self._rows = None
         return facts
