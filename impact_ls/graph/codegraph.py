@@ -20,7 +20,7 @@ back without the mark, an undecided one stays as it is.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
@@ -157,26 +157,16 @@ class CodeGraph:
                         del self._by_name[node.name]
         self._drop_edges(file)
         self._getattr_by_file.pop(file, None)
-        refs: dict[str, int] = {}
-        for ref in self._dynamic_by_file.pop(file, ()):
-            refs[ref.name] = refs.get(ref.name, 0) + 1
+        refs = Counter(ref.name for ref in self._dynamic_by_file.pop(file, ()))
         _cut_runs(self._dynamic_by_name, refs, file)
 
     def _drop_edges(self, file: str) -> None:
         edges = self._edges_by_file.pop(file, [])
         if not edges:
             return
-        targets: dict[QualName, int] = {}
-        sources: dict[QualName, int] = {}
-        parents: dict[QualName, int] = {}
-        for e in edges:
-            targets[e.target] = targets.get(e.target, 0) + 1
-            sources[e.source] = sources.get(e.source, 0) + 1
-            if e.kind in _MODULE_IMPORTS:
-                parent = _parent(e.target)
-                parents[parent] = parents.get(parent, 0) + 1
-        _cut_runs(self._incoming, targets, file)
-        _cut_runs(self._outgoing, sources, file)
+        _cut_runs(self._incoming, Counter(e.target for e in edges), file)
+        _cut_runs(self._outgoing, Counter(e.source for e in edges), file)
+        parents = Counter(_parent(e.target) for e in edges if e.kind in _MODULE_IMPORTS)
         _cut_runs(self._imports_by_parent, parents, file)
 
     def _drop_edges_of(self, files: list[str]) -> None:
