@@ -42,9 +42,11 @@ from impact_ls.graph.facts import (
     Request,
     TypeHint,
 )
+from impact_ls.graph.fastinit import fast_init
 from impact_ls.model import ArgShape, DynamicKind, NodeKind, Param, ParamKind, Span
 
 _ONE = ArgShape(positional=1)
+_new_def = fast_init(DefFact)
 MAX_RETURN_OPTIONS = 4
 
 if TYPE_CHECKING:
@@ -82,7 +84,7 @@ def visit_def(walk: Walker, node: _Function) -> None:
     )
     options = () if returns or wrapped else _return_options(scope)
     walk.defs.append(
-        DefFact(
+        _new_def(
             qualname=qualname,
             kind=kind,
             span=span_of(node),
@@ -146,7 +148,7 @@ def visit_class(walk: Walker, node: ast.ClassDef) -> None:
         elif walk.scope.is_function:
             walk.scope.pending.append(use)
     walk.defs.append(
-        DefFact(
+        _new_def(
             qualname=qualname,
             kind=NodeKind.CLASS,
             span=span_of(node),
@@ -221,7 +223,7 @@ def visit_lambda(walk: Walker, node: ast.Lambda) -> None:
     span = span_of(node)
     options = _return_options(scope)
     walk.defs.append(
-        DefFact(
+        _new_def(
             qualname=qualname,
             kind=NodeKind.FUNCTION,
             span=span,

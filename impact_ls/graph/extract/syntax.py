@@ -21,8 +21,13 @@ _SHAPES: dict[tuple[int, tuple[str, ...], bool, bool], ArgShape] = {}
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 _OPTIONAL_WRAPPERS = {"Optional", "Annotated", "ClassVar", "Final", "Type", "type", "Required"}
 new_span = fast_init(Span)
+_new_param = fast_init(Param)
 _SMALL_INT = 256  # CPython shares the ints up to this one already
 _INTS: dict[int, int] = {}
+_object_new = object.__new__
+_set_line, _set_col, _set_end_line, _set_end_col = (
+    getattr(Span, name).__set__ for name in ("line", "col", "end_line", "end_col")
+)
 
 
 def parse_quietly(text: str, file: str = "<unknown>", mode: str = "exec") -> Any:
@@ -38,13 +43,19 @@ def parse_quietly(text: str, file: str = "<unknown>", mode: str = "exec") -> Any
 
 def span_of(node: Any) -> Span:
     """The span ``ast`` gives ``node`` (a missing end is the start line, column 0)."""
+    # half a million spans pass here on django: ``new_span`` and ``shared_int`` inline
     line = node.lineno
     end = node.end_lineno or line
-    if line > _SMALL_INT:  # ``shared_int`` inline: half a million spans pass here on django
+    if line > _SMALL_INT:
         ints = _INTS
         line = ints.setdefault(line, line)
         end = ints.setdefault(end, end)
-    return new_span(line, node.col_offset, end, node.end_col_offset or 0)
+    span: Span = _object_new(Span)
+    _set_line(span, line)
+    _set_col(span, node.col_offset)
+    _set_end_line(span, end)
+    _set_end_col(span, node.end_col_offset or 0)
+    return span
 
 
 def shared_int(value: int) -> int:
@@ -212,18 +223,20 @@ def params_of(args: ast.arguments) -> list[tuple[Param, ast.arg]]:
             if i < len(args.posonlyargs)
             else ParamKind.POSITIONAL_OR_KEYWORD
         )
-        out.append((Param(name=arg.arg, kind=kind, has_default=i >= first_default), arg))
+        out.append((_new_param(name=arg.arg, kind=kind, has_default=i >= first_default), arg))
     if args.vararg is not None:
-        out.append((Param(name=args.vararg.arg, kind=ParamKind.VAR_POSITIONAL), args.vararg))
+        out.append((_new_param(name=args.vararg.arg, kind=ParamKind.VAR_POSITIONAL), args.vararg))
     for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=False):
         out.append(
             (
-                Param(name=arg.arg, kind=ParamKind.KEYWORD_ONLY, has_default=default is not None),
+                _new_param(
+                    name=arg.arg, kind=ParamKind.KEYWORD_ONLY, has_default=default is not None
+                ),
                 arg,
             )
         )
     if args.kwarg is not None:
-        out.append((Param(name=args.kwarg.arg, kind=ParamKind.VAR_KEYWORD), args.kwarg))
+        out.append((_new_param(name=args.kwarg.arg, kind=ParamKind.VAR_KEYWORD), args.kwarg))
     return out
 
 
