@@ -242,7 +242,7 @@ class GraphBuilder:
         reads = decode_reads(hit.reads)
         if reads is None or hit.fingerprint != prints.of(reads):
             return False
-        edges = decode_edges(hit.edges, file)
+        edges = decode_edges(hit.edges)
         if edges is None:
             return False
         self._graph.replace_edges(file, edges)

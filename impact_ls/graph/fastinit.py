@@ -14,10 +14,8 @@ resolution 10 % longer; a cold index about 12 % more, a warm start about 40 % mo
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import MISSING, fields, is_dataclass
-from itertools import repeat
 from typing import Any, TypeVar
 
 _T = TypeVar("_T")
@@ -71,19 +69,3 @@ def _generate(cls: type[_T]) -> Callable[..., _T]:
     make.__qualname__ = make.__name__ = f"make_{cls.__name__}"
     make.__doc__ = f"Build a {cls.__name__} without its __init__ (see fast_init)."
     return make
-
-
-def fast_many(cls: type[_T], count: int, columns: dict[str, Iterable[Any]]) -> list[_T]:
-    """``count`` values of frozen slots dataclass ``cls``, field by field from ``columns`` (one
-    iterable per field, every field named, each at least ``count`` long).
-
-    Where ``fast_init`` makes one value per Python call, this sets one field of every value per
-    ``map`` over the slot's setter: no Python frame per value (a warm start decodes 400k edges).
-    """
-    names = [f.name for f in fields(cls)]  # type: ignore[arg-type]
-    if sorted(names) != sorted(columns):
-        raise TypeError(f"{cls.__name__} columns {sorted(columns)} are not its fields {names}")
-    made: list[_T] = list(map(object.__new__, repeat(cls, count)))
-    for name in names:
-        deque(map(getattr(cls, name).__set__, made, columns[name]), maxlen=0)
-    return made

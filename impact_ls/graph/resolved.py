@@ -20,15 +20,13 @@ import logging
 import marshal
 import sys
 import zlib
-from array import array
 from dataclasses import dataclass
-from itertools import chain, repeat
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
 from impact_ls.graph.facts import EXTRACTOR_VERSION, gc_paused
-from impact_ls.graph.fastinit import fast_init, fast_many
+from impact_ls.graph.fastinit import fast_init
 from impact_ls.model import ArgShape, Edge, EdgeKind, Span
 
 logger = logging.getLogger(__name__)
@@ -84,7 +82,7 @@ def encode_resolution(
 ) -> bytes:
     """Serialize one file's resolution for the cache (a CRC guards the whole record)."""
     with gc_paused():
-        blob = marshal.dumps(_edge_columns(edges), _MARSHAL_VERSION)
+        blob = marshal.dumps(list(map(_edge_row, edges)), _MARSHAL_VERSION)
         keys = marshal.dumps(reads, _MARSHAL_VERSION)
         payload = marshal.dumps(
             (RESOLVED_STAMP, module, is_package, fingerprint, keys, blob), _MARSHAL_VERSION
@@ -121,94 +119,63 @@ def decode_reads(blob: bytes) -> tuple[_Key, ...] | None:
 
 _EDGE_KINDS = tuple(EdgeKind)
 _EDGE_KIND_INDEX = {kind: i for i, kind in enumerate(_EDGE_KINDS)}
-_edge_fields = attrgetter("source", "target", "kind", "span", "args", "name_matched", "member")
-_SPAN_FIELDS = ("line", "col", "end_line", "end_col")
-_span_row = attrgetter(*_SPAN_FIELDS)
+_span_row = attrgetter("line", "col", "end_line", "end_col")
+_new_edge = fast_init(Edge)
+_new_span = fast_init(Span)
 _new_shape = fast_init(ArgShape)
 _SHAPES: dict[tuple[int, tuple[str, ...], bool, bool], ArgShape] = {}
 _MAX_SHAPES = 8192
 
 
-def _edge_columns(edges: list[Edge]) -> tuple[Any, ...]:
-    """One file's edges as columns of plain values, made without a Python call per edge (a
-    cold build encodes 400k on django): the file is the record's own, spans are packed ints,
-    argument shapes are a table of the distinct ones and an index into it."""
-    if not edges:
-        return ()
-    sources, targets, kinds, spans, shapes, matched, members = zip(
-        *map(_edge_fields, edges), strict=True
-    )
-    shape_ids = list(map(id, shapes))
-    distinct = dict(zip(shape_ids, shapes, strict=True))
-    slot = {key: i for i, key in enumerate(distinct)}
+def _edge_row(edge: Edge) -> tuple[Any, ...]:
+    """An edge as a tuple of plain values in field order (the kind as its index)."""
+    args = edge.args
     return (
-        sources,
-        targets,
-        bytes(map(_EDGE_KIND_INDEX.__getitem__, kinds)),
-        array("i", chain.from_iterable(map(_span_row, spans))).tobytes(),
-        tuple(
-            None if s is None else (s.positional, s.keywords, s.star, s.double_star)
-            for s in distinct.values()
-        ),
-        array("i", map(slot.__getitem__, shape_ids)).tobytes(),
-        bytes(matched),
-        members,
+        edge.source,
+        edge.target,
+        _EDGE_KIND_INDEX[edge.kind],
+        edge.file,
+        _span_row(edge.span),
+        None if args is None else (args.positional, args.keywords, args.star, args.double_star),
+        edge.name_matched,
+        edge.member,
     )
 
 
-def decode_edges(blob: bytes, file: str) -> list[Edge] | None:
-    """The edges of ``file``'s ``CachedResolution``; ``None`` if they do not decode.
+def decode_edges(blob: bytes) -> list[Edge] | None:
+    """The edges of a ``CachedResolution``; ``None`` if they do not decode.
 
     Edges of one call site share its span and most sites share one of a few hundred argument
     shapes: decoded spans and shapes are shared likewise, so a warm graph is no larger than a
     cold one.
     """
     try:
-        return _edges_of(marshal.loads(blob), file)
+        rows = marshal.loads(blob)
+        return _decode_rows(rows)
     except (EOFError, TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
         logger.debug("cached edges do not decode: %r", exc)
         return None
 
 
-def _edges_of(columns: tuple[Any, ...], file: str) -> list[Edge]:
-    # a warm start decodes every edge of the project here (400k on django)
-    if not columns:
-        return []
-    sources, targets, kinds, span_ints, shape_rows, shape_slots, matched, members = columns
-    count = len(sources)
-    ints = iter(array("i", span_ints))
-    rows = list(zip(ints, ints, ints, ints, strict=False))  # a short tail fails the count
-    slots = array("i", shape_slots)
-    if {len(targets), len(kinds), len(rows), len(slots), len(matched), len(members)} != {count}:
-        raise ValueError("edge columns of unequal length")
-    distinct = list(dict.fromkeys(rows))
-    spans = fast_many(
-        Span,
-        len(distinct),
-        {field: map(itemgetter(i), distinct) for i, field in enumerate(_SPAN_FIELDS)},
-    )
-    span_of = dict(zip(distinct, spans, strict=True))
-    table = [None if row is None else _shared_shape(tuple(row)) for row in shape_rows]
-    return fast_many(
-        Edge,
-        count,
-        {
-            "source": sources,
-            "target": targets,
-            "kind": map(_EDGE_KINDS.__getitem__, kinds),
-            "file": repeat(file, count),
-            "span": map(span_of.__getitem__, rows),
-            "args": map(table.__getitem__, slots),
-            "name_matched": map(bool, matched),
-            "member": members,
-        },
-    )
-
-
-def _shared_shape(row: tuple[Any, ...]) -> ArgShape:
-    shape = _SHAPES.get(row)
-    if shape is None:
-        shape = _new_shape(*row)
-        if len(_SHAPES) < _MAX_SHAPES:
-            _SHAPES[row] = shape
-    return shape
+def _decode_rows(rows: list[tuple[Any, ...]]) -> list[Edge]:
+    # a warm start decodes every edge of the project here: names bound locally
+    kinds = _EDGE_KINDS
+    shapes = _SHAPES
+    new_edge, new_span = _new_edge, _new_span
+    spans: dict[tuple[int, int, int, int], Span] = {}
+    out: list[Edge] = []
+    append = out.append
+    for source, target, kind, file, span_row, args, name_matched, member in rows:
+        span = spans.get(span_row)
+        if span is None:
+            span = spans[span_row] = new_span(*span_row)
+        if args is None:
+            shape = None
+        else:
+            shape = shapes.get(args)
+            if shape is None:
+                shape = _new_shape(*args)
+                if len(shapes) < _MAX_SHAPES:
+                    shapes[args] = shape
+        append(new_edge(source, target, kinds[kind], file, span, shape, name_matched, member))
+    return out

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from impact_ls.graph import facts
-from impact_ls.graph.fastinit import fast_init, fast_many
+from impact_ls.graph.fastinit import fast_init
 from impact_ls.model import ArgShape, DynamicKind, DynamicRef, Edge, EdgeKind, QualName, Span
 
 SPAN = Span(line=3, col=4, end_line=5, end_col=6)
@@ -88,25 +88,3 @@ class _NoSlots:
 def test_classes_it_cannot_build_faithfully_are_refused(cls: type) -> None:
     with pytest.raises(TypeError):
         fast_init(cls)
-
-
-def test_fast_many_builds_what_the_class_builds_field_by_field() -> None:
-    spans = fast_many(
-        Span, 3, {"line": [1, 2, 3], "col": [0, 4, 8], "end_line": [1, 2, 5], "end_col": [9, 9, 0]}
-    )
-    assert spans == [
-        Span(line=1, col=0, end_line=1, end_col=9),
-        Span(line=2, col=4, end_line=2, end_col=9),
-        Span(line=3, col=8, end_line=5, end_col=0),
-    ]
-    assert len({id(s) for s in spans}) == 3
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        spans[0].line = 9  # type: ignore[misc]
-    assert fast_many(Span, 0, {"line": [], "col": [], "end_line": [], "end_col": []}) == []
-
-
-def test_fast_many_refuses_columns_that_are_not_the_fields() -> None:
-    with pytest.raises(TypeError):
-        fast_many(Span, 1, {"line": [1], "col": [0], "end_line": [1]})
-    with pytest.raises(TypeError):
-        fast_many(Span, 1, {"line": [1], "col": [0], "end_line": [1], "end_col": [0], "x": [0]})

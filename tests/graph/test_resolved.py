@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import marshal
 import shutil
 from pathlib import Path
 
@@ -17,15 +16,8 @@ from impact_ls.graph.extract import extract_facts
 from impact_ls.graph.facts import FileFacts
 from impact_ls.graph.modules import module_for, source_roots
 from impact_ls.graph.project import ProjectIndex
-from impact_ls.graph.resolved import (
-    CachedResolution,
-    decode_edges,
-    decode_resolution,
-    encode_resolution,
-    stamped_sources,
-)
+from impact_ls.graph.resolved import CachedResolution, decode_resolution, stamped_sources
 from impact_ls.graph.store import FactStore
-from impact_ls.model import ArgShape, Edge, EdgeKind, QualName, Span
 from tests.graph.test_builder import VARIANTS, fresh, snapshot
 
 
@@ -100,51 +92,6 @@ def test_a_damaged_record_is_a_miss() -> None:
     assert path == "m.py"
     assert decode_resolution(data[:-1] + bytes([data[-1] ^ 1])) is None
     assert decode_resolution(b"") is None
-
-
-def _edge(target: str, span: Span, **more: object) -> Edge:
-    return Edge(
-        source=QualName("m.f"),
-        target=QualName(target),
-        kind=EdgeKind.CALL,
-        file="m.py",
-        span=span,
-        **more,  # type: ignore[arg-type]
-    )
-
-
-def test_edges_round_trip_every_field_and_share_what_they_shared() -> None:
-    site = Span(line=3, col=4, end_line=3, end_col=20)
-    shape = ArgShape(positional=2, keywords=("key",), star=True)
-    edges = [
-        _edge("m.g", site, args=shape),
-        _edge("m.h", site, args=shape, name_matched=True),
-        _edge("m.C.x", Span(line=9, col=0, end_line=12, end_col=1), member="x"),
-        _edge("os.path.join", Span(line=70000, col=3, end_line=70001, end_col=0)),
-    ]
-    data = encode_resolution(module="m", is_package=False, reads=(), fingerprint=b"", edges=edges)
-    decoded = decode_resolution(data)
-    assert decoded is not None
-    back = decode_edges(decoded.edges, "m.py")
-    assert back == edges
-    assert back is not None and back[0].span is back[1].span and back[0].args is back[1].args
-    empty = decode_resolution(
-        encode_resolution(module="m", is_package=False, reads=(), fingerprint=b"", edges=[])
-    )
-    assert empty is not None and decode_edges(empty.edges, "m.py") == []
-
-
-def test_edge_columns_that_do_not_fit_together_are_a_miss() -> None:
-    edges = [_edge("m.g", Span(line=1)), _edge("m.h", Span(line=2))]
-    data = decode_resolution(
-        encode_resolution(module="m", is_package=False, reads=(), fingerprint=b"", edges=edges)
-    )
-    assert data is not None
-    columns = marshal.loads(data.edges)
-    short = (columns[0][:1], *columns[1:])  # one source for two edges
-    assert decode_edges(marshal.dumps(short), "m.py") is None
-    assert decode_edges(marshal.dumps(columns[:-1]), "m.py") is None
-    assert decode_edges(b"not marshal", "m.py") is None
 
 
 def test_the_store_keeps_one_resolution_per_path_and_matches_it_by_content_hash() -> None:
