@@ -40,7 +40,7 @@ else:  # pragma: no cover - exercised only on 3.10
 
 logger = logging.getLogger(__name__)
 
-EXTRACTOR_VERSION = "14"
+EXTRACTOR_VERSION = "15"
 
 Chain = tuple[str, ...]
 
@@ -443,6 +443,12 @@ def _access_rows(accesses: Iterable[AccessParts]) -> tuple[Any, ...]:
     )
 
 
+def _nested(rows: tuple[Any, ...]) -> tuple[int, bytes]:
+    """Rows kept as their own ``marshal`` bytes (and their count) inside a file's record: a
+    warm start holds them as bytes until ``Decoded`` makes them facts."""
+    return len(rows), marshal.dumps(rows, _MARSHAL_VERSION)
+
+
 def _encode_file(
     f: FileFacts, calls: tuple[Any, ...] | None = None, accesses: tuple[Any, ...] | None = None
 ) -> tuple[Any, ...]:
@@ -453,8 +459,8 @@ def _encode_file(
         f.line_count,
         f.doc,
         tuple(map(_encode_def, f.definitions)),
-        _call_rows(map(_call_parts, f.calls)) if calls is None else calls,
-        _access_rows(map(_access_parts, f.accesses)) if accesses is None else accesses,
+        _nested(_call_rows(map(_call_parts, f.calls)) if calls is None else calls),
+        _nested(_access_rows(map(_access_parts, f.accesses)) if accesses is None else accesses),
         tuple([(t.scope, t.chain, _span_row(t.span)) for t in f.type_refs]),
         tuple(
             [
@@ -505,8 +511,8 @@ def _decode_file(row: tuple[Any, ...]) -> FileFacts:
         line_count,
         doc,
         tuple(map(_decode_def, definitions)),
-        Decoded(calls, _decode_calls),
-        Decoded(accesses, _decode_accesses),
+        Decoded(calls[0], calls[1], _decode_calls),
+        Decoded(accesses[0], accesses[1], _decode_accesses),
         tuple([_new_type_ref(scope, chain, span(*s)) for scope, chain, s in type_refs]),
         tuple(
             [
@@ -562,14 +568,19 @@ class Decoded(Sequence[_F]):
 
     A warm start reads every file's facts but resolves none of them (their edges are cached
     too): only a file re-resolved later, or a fixture's calls, are ever looked at. Making the
-    305k call and access facts of django up front was a sixth of its warm start. Reads as the
-    tuple it stands for (iteration, ``len``, indexing, ``==`` and ``hash`` with tuples).
+    305k call and access facts of django up front was a sixth of its warm start, and keeping
+    their rows instead cost 26 MB: until first use they stay the ``marshal`` bytes they were
+    stored as. Reads as the tuple it stands for (iteration, ``len``, indexing, ``==`` and
+    ``hash`` with tuples).
     """
 
-    __slots__ = ("_decode", "_facts", "_rows")
+    __slots__ = ("_blob", "_count", "_decode", "_facts")
 
-    def __init__(self, rows: tuple[Any, ...], decode: Callable[[tuple[Any, ...]], tuple[_F, ...]]):
-        self._rows: tuple[Any, ...] | None = rows
+    def __init__(
+        self, count: int, blob: bytes, decode: Callable[[tuple[Any, ...]], tuple[_F, ...]]
+    ) -> None:
+        self._count = count
+        self._blob: bytes | None = blob
         self._decode = decode
         self._facts: tuple[_F, ...] | None = None
 
@@ -577,23 +588,22 @@ class Decoded(Sequence[_F]):
         """The decoded facts (decoded now if this is the first use)."""
         facts = self._facts
         if facts is None:
-            rows = self._rows
-            if rows is None:  # another thread decoded them between the two reads
+            blob = self._blob
+            if blob is None:  # another thread decoded them between the two reads
                 return cast("tuple[_F, ...]", self._facts)
             with gc_paused():
-                facts = self._decode(rows)
-            # a racing thread decodes the same rows to an equal tuple; either one may stay.
-            # ``_facts`` is set before ``_rows`` is cleared, so no reader sees neither.
+                facts = self._decode(marshal.loads(blob))
+            # a racing thread decodes the same bytes to an equal tuple; either one may stay.
+            # ``_facts`` is set before ``_blob`` is cleared, so no reader sees neither.
             self._facts = facts
-            self._rows = None
+            self._blob = None
         return facts
 
     def __iter__(self) -> Iterator[_F]:
         return iter(self.facts())
 
     def __len__(self) -> int:
-        rows = self._rows
-        return len(rows) if rows is not None else len(self.facts())
+        return self._count
 
     @overload
     def __getitem__(self, index: int) -> _F: ...
