@@ -4,7 +4,8 @@ The graph makes its values by the hundred thousand (django 5.2.19: half a millio
 call facts, 380k edges). A frozen dataclass's ``__init__`` sets each field through
 ``object.__setattr__``; calling the slot descriptors' setters on an ``object.__new__`` instance
 does the same job in half the time. ``fast_init`` writes that constructor once per class. It is
-the only place that builds model values behind their ``__init__``: everything else calls it.
+the only place that builds model values behind their ``__init__``, but for ``syntax.span_of``,
+which inlines the same setters for the half a million spans of a walk: everything else calls it.
 
 Measured on django 5.2.19 with ``fast_init`` calling ``cls(...)`` instead (CPU, same session):
 the extraction walk takes 18 % longer, decoding cached facts and cached edges 95 % longer,
