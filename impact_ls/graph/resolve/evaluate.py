@@ -46,6 +46,7 @@ from impact_ls.model import NodeKind, ParamKind, QualName
 BUILTINS = frozenset(dir(builtins))
 MAX_DISPATCH = 16  # subclasses a ``self.m()`` call may dispatch to; past it, only the class's own
 PROPERTY_DECORATORS = frozenset({"property", "cached_property"})
+_NOT_ASKED = Value("not asked")  # a memo miss, told apart from a memoized None
 
 
 class Evaluator(Symbols):
@@ -65,6 +66,7 @@ class Evaluator(Symbols):
         self._external_bases: dict[tuple[str, str], list[Value]] = {}
         self._callers: dict[QualName, list[tuple[CallFact, int]]] | None = None
         self._fields: dict[tuple[str, str, str], Value | None] = {}
+        self._bound: dict[tuple[str, str, str], Value | None] = {}
 
     def class_def(self, klass: Value) -> tuple[FileInfo, DefFact] | None:
         """The file and definition of a project class, if ``klass`` is one."""
@@ -416,24 +418,47 @@ class Evaluator(Symbols):
             typed = self.assigned_type(info, s, (head,), line)
             if typed is not None:
                 return typed
-            nested = info.defs.get(f"{s}.{head}")
-            if nested is not None:  # a function or class defined inside this one
-                kind = Kind.CLASS if nested.kind is NodeKind.CLASS else Kind.FUNCTION
-                return self.decorated_value(info, nested, Value(kind, info.module, nested.qualname))
-            d = info.defs.get(s)
-            if d is not None:
-                for hint in d.param_types:
-                    if hint.name == head:
-                        val = self.global_chain(info, hint.chain, d.parent)
-                        return self.instance_of(info, val, annotated=True) or UNKNOWN_VALUE
-                if d.requests and any(r.name == head for r in d.requests):
-                    return self.fixture_value(info, d, head)
-                if any(p.name == head for p in d.params):
-                    return self.param_value(info, d, head)
-            imp = info.scope_imports.get(s, {}).get(head)
-            if imp is not None:
-                return self.import_symbol(info, imp, 0)
+            bound = self._bound_in(info, s, head)
+            if bound is not None:
+                return bound
         return UNKNOWN_VALUE
+
+    def _bound_in(self, info: FileInfo, scope: str, head: str) -> Value | None:
+        """What ``head`` is in ``scope`` whatever the line: a definition there, a parameter (by
+        annotation, fixture or callers' arguments) or a scoped import; ``None`` if none.
+
+        Kept per scope and name when asked with no cycle guard up (as ``_row_type`` does): half
+        of django's local lookups repeat an earlier one, a parameter's type every time."""
+        key = (info.module, scope, head)
+        outermost = not self._evaluating
+        if outermost:
+            found = self._bound.get(key, _NOT_ASKED)
+            if found is not _NOT_ASKED:
+                return found
+        value = self._bound_uncached(info, scope, head)
+        if outermost:
+            self._bound[key] = value
+        return value
+
+    def _bound_uncached(self, info: FileInfo, scope: str, head: str) -> Value | None:
+        nested = info.defs.get(f"{scope}.{head}")
+        if nested is not None:  # a function or class defined inside this one
+            kind = Kind.CLASS if nested.kind is NodeKind.CLASS else Kind.FUNCTION
+            return self.decorated_value(info, nested, Value(kind, info.module, nested.qualname))
+        d = info.defs.get(scope)
+        if d is not None:
+            for hint in d.param_types:
+                if hint.name == head:
+                    val = self.global_chain(info, hint.chain, d.parent)
+                    return self.instance_of(info, val, annotated=True) or UNKNOWN_VALUE
+            if d.requests and any(r.name == head for r in d.requests):
+                return self.fixture_value(info, d, head)
+            if any(p.name == head for p in d.params):
+                return self.param_value(info, d, head)
+        imp = info.scope_imports.get(scope, {}).get(head)
+        if imp is not None:
+            return self.import_symbol(info, imp, 0)
+        return None
 
     def fixture_value(self, info: FileInfo, requester: DefFact, name: str) -> Value:
         """A requested fixture's value: what the fixture function returns."""
