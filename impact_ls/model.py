@@ -153,6 +153,11 @@ class Edge:
         return hash((self.source, self.target, self.file, self.span.line, self.span.col))
 
 
+# the name of a module ``__getattr__``'s reference when it may serve any name (else one
+# reference per name it serves)
+ANY_NAME = "__getattr__"
+
+
 class DynamicKind(StrEnum):
     GETATTR = "getattr"
     SETATTR = "setattr"
@@ -180,7 +185,9 @@ class DynamicRef:
             DynamicKind.SETATTR: f"string-keyed setattr of {self.name!r}",
             DynamicKind.HASATTR: f"string-keyed hasattr of {self.name!r}",
             DynamicKind.IMPORT_MODULE: f"importlib.import_module({self.name!r})",
-            DynamicKind.MODULE_GETATTR: "module-level __getattr__ may serve any name",
+            DynamicKind.MODULE_GETATTR: "module-level __getattr__ may serve any name"
+            if self.name == ANY_NAME
+            else f"module-level __getattr__ serves {self.name!r}",
             DynamicKind.STRING_LITERAL: f"string literal {self.name!r} names a definition",
         }[self.kind]
 

@@ -11,8 +11,10 @@ Contract:
                the class name; for an import change also each removed name);
              - ``importlib.import_module`` of the module that holds the change;
              - a module-level ``__getattr__`` in a module on the entity's import path
-               (``pkg/__init__.py`` or ``pkg/mod.py`` for ``pkg.mod.func``), which may serve the
-               name however it changes.
+               (``pkg/__init__.py`` or ``pkg/mod.py`` for ``pkg.mod.func``) that may serve any
+               name (it forwards), or that serves, by the string literals it compares its
+               argument with, the changed name or a name on the way to it (``mod``, ``func``):
+               the deprecation shims most packages keep serve a few fixed names.
     gate     a change whose relation set is empty (``add``, ``incomplete``, a non-escaping body
              change) has no dependents to hide, so it yields nothing.
     weak     a bare string literal whose name other definitions share too (``"get"``, ``"name"``)
@@ -27,6 +29,7 @@ import logging
 from impact_ls.analysis.relations import select_relations
 from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.model import (
+    ANY_NAME,
     Change,
     ChangeType,
     DynamicKind,
@@ -59,7 +62,9 @@ def find_hidden_channels(change: Change, graph: CodeGraph) -> tuple[Unanalyzable
         )
     for ref in graph.module_getattr_refs():
         if change.entity.startswith(f"{ref.source}.") or change.entity == ref.source:
-            refs.add(ref)
+            below = change.entity[len(ref.source) + 1 :].split(".")
+            if ref.name == ANY_NAME or ref.name in below or ref.name in _names(change):
+                refs.add(ref)
     shared = {name for name in _names(change) if len(graph.find_by_name(name)) > 1}
     tied: dict[str, bool] = {}
     out = set()

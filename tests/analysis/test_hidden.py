@@ -140,3 +140,32 @@ def test_a_string_of_a_shared_name_is_weak_unless_its_file_imports_the_changed_m
         _change(ChangeType.METHOD_SIGNATURE, "pkg.auth.Login.login"), _graph()
     )
     assert not any(u.weak for u in unique)
+
+
+def test_a_module_getattr_that_serves_fixed_names_hides_only_those():
+    nodes = [Node(id=Q("pkg.auth"), kind=NodeKind.MODULE, file="pkg/auth.py", span=Span(line=1))]
+    # pkg/__init__.py keeps a deprecation shim for two names; an open forwarder in pkg/auth.py
+    dynamic = [
+        _ref("pkg", "OldLogin", DynamicKind.MODULE_GETATTR, "pkg/__init__.py", 20),
+        _ref("pkg", "auth", DynamicKind.MODULE_GETATTR, "pkg/__init__.py", 20),
+        _ref("pkg.auth", "__getattr__", DynamicKind.MODULE_GETATTR, "pkg/auth.py", 40),
+    ]
+    graph = CodeGraph.of(nodes, (), dynamic)
+
+    def found(kind: ChangeType, entity: str) -> list[tuple[str, str, str]]:
+        return [
+            (u.file, u.name, u.reason) for u in find_hidden_channels(_change(kind, entity), graph)
+        ]
+
+    forwarder = ("pkg/auth.py", "__getattr__", "module-level __getattr__ may serve any name")
+    # the shim serves "auth" (a name on the way to pkg.auth.Login.login), so it may hand out
+    # the changed function's module
+    assert found(ChangeType.METHOD_SIGNATURE, "pkg.auth.Login.login") == [
+        ("pkg/__init__.py", "auth", "module-level __getattr__ serves 'auth'"),
+        forwarder,
+    ]
+    assert found(ChangeType.CONSTRUCTOR, "pkg.util.OldLogin.__init__") == [
+        ("pkg/__init__.py", "OldLogin", "module-level __getattr__ serves 'OldLogin'")
+    ]
+    # neither served name is on the way to pkg.util.parse: no channel
+    assert found(ChangeType.METHOD_SIGNATURE, "pkg.util.parse") == []

@@ -567,3 +567,32 @@ def test_class_attributes_come_from_the_body_self_and_cls() -> None:
         """
     )
     assert facts.definitions[0].attributes == ("kinds", "default", "items", "instances")
+
+
+@pytest.mark.parametrize(
+    ("body", "served"),
+    [
+        # deprecation shims: the literals the name is compared with
+        ('if name == "Old":\n        return New\n    raise AttributeError(f"no {name}")', ["Old"]),
+        (
+            'if name in ("A", "B"):\n        return 1\n    elif name == "C":\n        return 2\n'
+            "    raise AttributeError(name)",
+            ["A", "B", "C"],  # raising with the name reports it, it does not hand it on
+        ),
+        ("return _make(name)", None),  # the name handed to a call: a forwarder for all it tells
+        ('if name in ("A", "B"):\n        return 1\n    raise AttributeError', ["A", "B"]),
+        # forwarders serve any name
+        ("return getattr(_impl, name)", None),
+        ('return importlib.import_module(f".{name}", __name__)', None),
+        ("return _LAZY[name]()", None),
+        ('if name.startswith("get_"):\n        return 1', None),
+        ("if name in _NAMES:\n        return 1", None),
+        ("raise AttributeError", None),
+    ],
+)
+def test_a_module_getattr_serves_the_literals_it_compares_its_name_with(
+    body: str, served: list[str] | None
+) -> None:
+    facts = facts_of(f"def __getattr__(name):\n    {body}\n")
+    refs = [d.name for d in facts.dynamic if d.kind is DynamicKind.MODULE_GETATTR]
+    assert refs == (served or ["__getattr__"])

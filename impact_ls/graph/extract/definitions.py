@@ -27,6 +27,7 @@ from impact_ls.graph.extract.syntax import (
     lambda_local,
     main_type,
     params_of,
+    served_names,
     span_of,
 )
 from impact_ls.graph.extract.walker import new_assign, new_dynamic, new_type_ref
@@ -43,7 +44,7 @@ from impact_ls.graph.facts import (
     TypeHint,
 )
 from impact_ls.graph.fastinit import fast_init
-from impact_ls.model import ArgShape, DynamicKind, NodeKind, Param, ParamKind, Span
+from impact_ls.model import ANY_NAME, ArgShape, DynamicKind, NodeKind, Param, ParamKind, Span
 
 _ONE = ArgShape(positional=1)
 _new_def = fast_init(DefFact)
@@ -73,7 +74,8 @@ def visit_def(walk: Walker, node: _Function) -> None:
     outer.defined.add(node.name)
     if not in_class and not outer.is_function and node.name == "__getattr__":
         name_span = walk.source.name_span(node)
-        walk.dynamic.append(new_dynamic("", "__getattr__", DynamicKind.MODULE_GETATTR, name_span))
+        for served in served_names(node) or (ANY_NAME,):
+            walk.dynamic.append(new_dynamic("", served, DynamicKind.MODULE_GETATTR, name_span))
     scope = _function_scope(qualname, node, params, in_class=in_class, marks=marks.decorators)
     doc = _walk_body(walk, node, scope, test_class=False)
     walk.close_scope(scope)

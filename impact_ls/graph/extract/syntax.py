@@ -257,3 +257,56 @@ def string_list(node: ast.expr | None) -> list[str] | None:
                 return None
         return out
     return None
+
+
+# calls through which a module ``__getattr__`` hands its name on: it may serve any name
+_FORWARDERS = frozenset({"getattr", "import_module", "__import__", "globals", "vars", "locals"})
+
+
+def served_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[str, ...] | None:
+    """The names a module-level ``__getattr__`` can serve: the string literals its parameter is
+    compared with (``name == "X"``, ``name in ("A", "B")``) — the deprecation shims most
+    packages keep. ``None`` when it may serve any name: it forwards (``getattr``,
+    ``import_module``, a lookup or a call with the name), compares it otherwise, or never."""
+    params = [*node.args.posonlyargs, *node.args.args]
+    if not params:
+        return None
+    param = params[0].arg
+    served: list[str] = []
+    # ``raise AttributeError(name)`` reports the name, it does not hand it on
+    raised = {id(n) for r in ast.walk(node) if isinstance(r, ast.Raise) for n in ast.walk(r)}
+    for sub in ast.walk(node):
+        if id(sub) in raised:
+            continue
+        if isinstance(sub, ast.Call):
+            callee = sub.func
+            last = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", "")
+            if (
+                last in _FORWARDERS
+                or any(_is_name(a, param) for a in sub.args)
+                or any(_is_name(k.value, param) for k in sub.keywords)
+            ):
+                return None
+            if isinstance(callee, ast.Attribute) and _is_name(callee.value, param):
+                return None  # ``name.startswith("get_")``
+        elif isinstance(sub, ast.Subscript) and any(
+            _is_name(n, param) for n in ast.walk(sub.slice)
+        ):
+            return None  # ``_LAZY[name]``, ``sys.modules[name]``
+        elif isinstance(sub, ast.Match):
+            return None
+        elif isinstance(sub, ast.Compare) and _is_name(sub.left, param):
+            for op, right in zip(sub.ops, sub.comparators, strict=True):
+                if isinstance(op, ast.Eq) and isinstance(right, ast.Constant):
+                    if not isinstance(right.value, str):
+                        return None
+                    served.append(right.value)
+                elif isinstance(op, ast.In) and (found := string_list(right)) is not None:
+                    served.extend(found)
+                else:
+                    return None
+    return tuple(dict.fromkeys(served)) or None
+
+
+def _is_name(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
