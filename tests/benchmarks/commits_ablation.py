@@ -16,8 +16,8 @@ What each ablation does:
 * ``cochange`` — git co-change: the co-change lookup ``impact_ls.engine.analyze`` hands to the
   pipeline (``cochange_of``) is replaced by one that returns ``()``, so no member gets a co-change
   score and the report's ``cochange`` list is empty.
-* ``tests`` — test map: ``impact_ls.analysis.pipeline.map_tests`` returns ``()``: no test hits,
-  so no member gets a test confidence and the report's ``tests`` list is empty.
+* ``tests`` — test map: ``impact_ls.analysis.pipeline.map_tests`` returns an empty ``TestMap``:
+  no test hits, so no member gets a test confidence and the report's ``tests`` list is empty.
 * ``issue11-rules`` — every triage rule that needs history (``triage._knows_history`` answers
   False: triage as it was before them, the "before" row of the same run);
 * ``history-gate`` — only the rule that a reached site nothing proves broken is MAY-IMPACT iff
@@ -130,10 +130,11 @@ def _replacement(channel: str, original: Callable[..., Any], calls: list[int]) -
 
         return no_cochange
     if channel == "tests":
+        from impact_ls.analysis.testmap import TestMap
 
         def no_tests(*args: Any, **kwargs: Any) -> Any:
             count()
-            return ()
+            return TestMap()
 
         return no_tests
     if channel == "lexical":
