@@ -53,7 +53,8 @@ def find_hidden_channels(change: Change, graph: CodeGraph) -> tuple[Unanalyzable
     if not select_relations(change):
         return ()
     refs: set[DynamicRef] = set()
-    for name in _names(change):
+    names = _names(change)
+    for name in names:
         refs.update(r for r in graph.dynamic_refs_named(name) if r.kind in _NAME_KINDS)
     module = _module_of(change, graph)
     if module:
@@ -63,9 +64,9 @@ def find_hidden_channels(change: Change, graph: CodeGraph) -> tuple[Unanalyzable
     for ref in graph.module_getattr_refs():
         if change.entity.startswith(f"{ref.source}.") or change.entity == ref.source:
             below = change.entity[len(ref.source) + 1 :].split(".")
-            if ref.name == ANY_NAME or ref.name in below or ref.name in _names(change):
+            if ref.name == ANY_NAME or ref.name in below or ref.name in names:
                 refs.add(ref)
-    shared = {name for name in _names(change) if len(graph.find_by_name(name)) > 1}
+    shared = {name for name in names if len(graph.find_by_name(name)) > 1}
     tied: dict[str, bool] = {}
     out = set()
     for ref in refs:
