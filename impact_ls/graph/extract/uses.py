@@ -55,12 +55,8 @@ def visit_call(walk: Walker, node: ast.Call) -> None:
         chain = chain_of(func, inner)
     head = chain[0]
     if scope.is_function and head not in (UNKNOWN, SUPER):
-        if scope.self_name is None:
-            chain = walk.rewrite_self(chain)
-            head = chain[0]
-        elif head == scope.self_name:  # ``rewrite_self`` inline: a method's own call sites
-            chain = (scope.self_kind, *chain[1:])
-            head = chain[0]
+        chain = walk.rewrite_self(chain)
+        head = chain[0]
     use = CallUse(
         scope.qualname,
         chain,
