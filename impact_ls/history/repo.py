@@ -1,7 +1,8 @@
 """Read-only git access through pygit2: revisions, file texts, dirty files and history.
 
 This is the only module of the package that opens a git repository (``plant.py`` writes fixture
-repositories for tests and the demo). Every method answers about the work tree of a non-bare
+repositories for tests and the demo); a whole history it has ``gitlog.py`` read through the git
+command when one is installed. Every method answers about the work tree of a non-bare
 repository. A ``GitRepo`` wraps one ``pygit2.Repository``, which is not safe to share between
 threads: give each worker its own ``GitRepo.discover``.
 
@@ -25,6 +26,7 @@ import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, ReferenceType, SortMode
 
 from impact_ls.errors import RevisionError
+from impact_ls.history.gitlog import LoggedCommit, read_history
 
 if sys.version_info >= (3, 11):
     from enum import StrEnum
@@ -226,6 +228,12 @@ class GitRepo:
         target = self._repo.head.target
         if not isinstance(target, pygit2.Oid):
             return
+        if hide is None and not known:
+            # a whole history: git compares trees several times faster (gitlog.py)
+            logged = read_history(Path(self._repo.path), str(target))
+            if logged is not None:
+                yield from _logged_facts(logged, boundary)
+                return
         walker = self._repo.walk(target, SortMode.TOPOLOGICAL | SortMode.TIME)
         if hide is not None:
             try:
@@ -313,9 +321,10 @@ class _TreeDiffer:
     commit's trees are mostly its child's parent trees, so parsed trees are kept (the most
     recently read ``MAX_TREES``; older ones are dropped in a batch) and read once per walk.
 
-    Same answer as libgit2 without rename detection: a changed blob, symlink or submodule (also a
-    mode change within one type) is one path; an entry whose type changes is deleted and added
-    (a path twice, or a file and every file of a folder); sorted by path (git's tree order).
+    The paths libgit2 reports without rename detection, each once, as ``git log --name-only``
+    lists them: a changed blob, symlink or submodule (also a mode change within one type) is one
+    path; an entry whose type changes is deleted and added (a file turned symlink is one path,
+    a file turned folder the file and every file of the folder); sorted by path.
     """
 
     __slots__ = ("_cache", "_odb")
@@ -328,15 +337,14 @@ class _TreeDiffer:
         self._cache: dict[bytes, frozenset[bytes]] = {}
 
     def changed_paths(self, old: pygit2.Oid, new: pygit2.Oid) -> tuple[str, ...]:
-        """Paths that differ between the trees ``old`` and ``new``, sorted."""
+        """Paths that differ between the trees ``old`` and ``new``, sorted, each once."""
         paths: list[str] = []
         self._diff(old.raw, new.raw, "", paths)
         if len(self._cache) > self.MAX_TREES:
             # dicts keep insertion order: drop the oldest half at once
             for key in list(islice(self._cache, len(self._cache) // 2)):
                 del self._cache[key]
-        paths.sort()
-        return tuple(paths)
+        return tuple(sorted(set(paths)))
 
     def _entries(self, oid: bytes) -> frozenset[bytes]:
         entries = self._cache.get(oid)
@@ -397,6 +405,27 @@ class _TreeDiffer:
         for entry in self._entries(oid):
             child_mode, name, child = _split_entry(entry)
             self._one(path + "/" + _decode(name), child_mode, child, paths)
+
+
+def _logged_facts(logged: list[LoggedCommit], boundary: Container[str]) -> Iterator[CommitFacts]:
+    """``history``'s facts from what ``git log`` listed."""
+    for sha, when, message, parents, files in logged:
+        if sha in boundary:  # git lists the commits a shallow clone cut off as parentless
+            kind = CommitKind.BOUNDARY
+        elif len(parents) > 1:
+            kind = CommitKind.MERGE
+        elif not parents:
+            kind = CommitKind.ROOT
+        else:
+            kind = CommitKind.CHANGE
+        yield CommitFacts(
+            sha=sha,
+            time=when,
+            message=message,
+            kind=kind,
+            parent=parents[0] if parents and kind is not CommitKind.BOUNDARY else None,
+            files=files if kind is CommitKind.CHANGE else (),
+        )
 
 
 def _split_entry(entry: bytes) -> tuple[int, bytes, bytes]:

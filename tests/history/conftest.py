@@ -12,6 +12,16 @@ from impact_ls.history.plant import plant_history
 from .helpers import FIXTURES, write_project
 
 
+@pytest.fixture(params=["git log", "pygit2"])
+def miner(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
+    """Each way a whole history is read: one ``git log``, or (no git command on PATH) pygit2."""
+    if request.param == "pygit2":
+        empty = tmp_path / "no-git-on-path"
+        empty.mkdir()
+        monkeypatch.setenv("PATH", str(empty))
+    return str(request.param)
+
+
 @pytest.fixture
 def basic_repo(tmp_path: Path) -> Path:
     """``fixtures/cochange_basic`` planted as a git repository."""

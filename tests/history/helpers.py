@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import textwrap
 from collections.abc import Mapping
@@ -10,6 +11,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+# Found once: a test that takes git off PATH (the ``miner`` fixture) still plants with it.
+GIT = shutil.which("git") or "git"
 
 # The date the co-change tests analyse at: after the January commits of cochange_basic and
 # before its March one.
@@ -35,7 +38,7 @@ def git(root: Path, *args: str, date: str = "2024-06-01T12:00:00Z") -> str:
         "HOME": str(root),
     }
     done = subprocess.run(
-        ["git", *args], cwd=root, env=env, capture_output=True, text=True, check=True
+        [GIT, *args], cwd=root, env=env, capture_output=True, text=True, check=True
     )
     return done.stdout
 

@@ -39,7 +39,9 @@ def _pairs(found: tuple[CoChange, ...]) -> list[tuple[str, float]]:
 AUTH_PARTNERS = [("pkg/session.py", 0.2789), ("pkg/util.py", 0.2789)]
 
 
-def test_co_changed_partners_surface_with_their_share_of_history(basic_repo: Path) -> None:
+def test_co_changed_partners_surface_with_their_share_of_history(
+    basic_repo: Path, miner: str
+) -> None:
     index = _index(basic_repo)
     assert index.notes == ()
     assert index.commit_count == 6
@@ -143,7 +145,7 @@ def test_at_most_limit_partners_per_file(plant: Plant) -> None:
     assert [c.file for c in three] == ["mod_00.py", "mod_01.py", "mod_02.py"]
 
 
-def test_commits_touching_more_than_the_cap_are_skipped(plant: Plant) -> None:
+def test_commits_touching_more_than_the_cap_are_skipped(plant: Plant, miner: str) -> None:
     fifty = ["hub.py", *(f"a_{n:02}.py" for n in range(49))]
     fifty_one = ["hub.py", "wide.py", *(f"b_{n:02}.py" for n in range(49))]
     root = plant(
@@ -173,7 +175,7 @@ def test_commits_touching_more_than_the_cap_are_skipped(plant: Plant) -> None:
     )
 
 
-def test_merged_branch_commits_count_and_merges_do_not(plant: Plant) -> None:
+def test_merged_branch_commits_count_and_merges_do_not(plant: Plant, miner: str) -> None:
     root = plant(
         {"hub.py": "HUB = 1\n"},
         """
@@ -379,7 +381,9 @@ def test_a_detached_head_indexes_the_history_it_points_at(basic_repo: Path) -> N
     )
 
 
-def test_a_shallow_clone_limits_co_change_and_says_so(basic_repo: Path, tmp_path: Path) -> None:
+def test_a_shallow_clone_limits_co_change_and_says_so(
+    basic_repo: Path, tmp_path: Path, miner: str
+) -> None:
     git(tmp_path, "clone", "-q", "--depth", "2", f"file://{basic_repo}", "shallow")
     index = _index(tmp_path / "shallow", tmp_path / "cache")
     assert index.notes == ("shallow clone: co-change limited to 1 commit",)

@@ -161,7 +161,7 @@ def test_an_empty_repository_has_no_head_and_says_so(tmp_path: Path) -> None:
 
 
 def test_a_shallow_clone_is_shallow_and_its_history_ends_at_the_boundary(
-    basic_repo: Path, tmp_path: Path
+    basic_repo: Path, tmp_path: Path, miner: str
 ) -> None:
     git(tmp_path, "clone", "-q", "--depth", "2", f"file://{basic_repo}", "shallow")
     repo = _open(tmp_path / "shallow")
@@ -176,7 +176,7 @@ def test_a_shallow_clone_is_shallow_and_its_history_ends_at_the_boundary(
     assert history[1].files == ()
 
 
-def test_history_walks_merged_branches_and_does_not_diff_merges(plant: Plant) -> None:
+def test_history_walks_merged_branches_and_does_not_diff_merges(plant: Plant, miner: str) -> None:
     root = plant(
         {"a.py": "A = 1\n"},
         """
