@@ -8,8 +8,9 @@ Usage::
 The repository is cloned into a temporary folder first, so nothing of it is modified. Reported:
 
 * build: CPU seconds of ``CoChangeIndex.build`` (no cache) over every commit reachable from
-  HEAD, with the ``git log`` it runs when git is installed, and of ``git log --no-merges --name-only --no-renames`` over the same commits in the same
-  run (the child's CPU time); their ratio is the figure of merit;
+  HEAD, the ``git log`` it runs when git is installed included, and of ``git log --no-merges
+  --name-only --no-renames`` over the same commits in the same run (the child's CPU time); their
+  ratio is the figure of merit; also the build without a git command on PATH (the pygit2 walk);
 * cache: writing and reading the per-HEAD cache file;
 * refresh: wall and CPU milliseconds of ``refresh`` after one new commit (median of several),
   including the write of its delta cache file; the target is 10 ms.
@@ -63,6 +64,19 @@ def _git_log_cpu(root: Path) -> tuple[float, int]:
         check=True,
     ).stdout
     return _children_cpu() - before, out.count(b"\x01")
+
+
+def _pygit2_build_cpu(repo: GitRepo) -> float:
+    """CPU seconds of a build where no git command is installed: the pygit2 walk alone."""
+    path = os.environ.get("PATH", "")
+    with tempfile.TemporaryDirectory(prefix="bench-no-git-") as empty:
+        os.environ["PATH"] = empty
+        try:
+            started = time.process_time()
+            CoChangeIndex.build(repo, cache_dir=None)
+            return time.process_time() - started
+        finally:
+            os.environ["PATH"] = path
 
 
 def _synthetic(folder: Path, commits: int) -> Path:
@@ -127,6 +141,7 @@ def _run(clone: Path, work: Path) -> dict[str, float | int | str]:
     build_cpu = time.process_time() - started + _children_cpu() - children
     git_cpu_again, _ = _git_log_cpu(clone)  # bracket the build so a warm cache favours neither
     git_cpu = min(git_cpu, git_cpu_again)
+    walk_cpu = _pygit2_build_cpu(repo)
 
     cache = work / "cache"
     started = time.perf_counter()
@@ -164,6 +179,8 @@ def _run(clone: Path, work: Path) -> dict[str, float | int | str]:
         "git_log_cpu_s": round(git_cpu, 4),
         "build_cpu_s": round(build_cpu, 4),
         "build_to_git_log_ratio": round(build_cpu / git_cpu, 2) if git_cpu else float("nan"),
+        "pygit2_walk_build_cpu_s": round(walk_cpu, 4),
+        "pygit2_walk_to_git_log_ratio": round(walk_cpu / git_cpu, 2) if git_cpu else float("nan"),
         "build_and_write_cache_s": round(build_and_write, 4),
         "cache_load_s": round(load, 4),
         "refresh_one_commit_ms_median": round(statistics.median(walls) * 1000, 2),
