@@ -6,9 +6,11 @@ Contract:
              reference that may serve the change, each with the reference's reason and
              ``seed`` = the changed entity. ``triage`` turns them into MAY-IMPACT entries flagged
              ``unanalyzable`` — an invisible boundary is reported, never silently LOW-RISK.
-    matches  - a string-keyed ``getattr``/``setattr``/``hasattr``, a registry key or an
-               identifier-like string literal equal to the changed short name (for a constructor
-               the class name; for an import change also each removed name);
+    matches  - a string-keyed ``getattr``/``setattr``, a registry key or an identifier-like
+               string literal equal to the changed short name (for a constructor the class name;
+               for an import change also each removed name); a ``hasattr`` naming it only when
+               the change removes a name (a deletion, a removed field or import): ``hasattr``
+               asks whether the name exists, which no other change alters;
              - ``importlib.import_module`` of the module that holds the change;
              - a module-level ``__getattr__`` in a module on the entity's import path
                (``pkg/__init__.py`` or ``pkg/mod.py`` for ``pkg.mod.func``) that may serve any
@@ -18,8 +20,10 @@ Contract:
     gate     a change whose relation set is empty (``add``, ``incomplete``, a non-escaping body
              change) has no dependents to hide, so it yields nothing.
     weak     a bare string literal whose name other definitions share too (``"get"``, ``"name"``)
-             in a file that does not import the changed module is marked ``weak``: triage lists
-             it but keeps it out of MAY-IMPACT unless co-change supports the file.
+             in a file that does not import the changed module is marked ``weak``, and so is a
+             ``getattr``/``setattr``/``hasattr`` of such a name when it is a dunder
+             (``getattr(obj, "__call__")`` probes a protocol): triage lists it but keeps it out
+             of MAY-IMPACT unless co-change supports the file.
 """
 
 from __future__ import annotations
@@ -54,8 +58,9 @@ def find_hidden_channels(change: Change, graph: CodeGraph) -> tuple[Unanalyzable
         return ()
     refs: set[DynamicRef] = set()
     names = _names(change)
+    kinds = _NAME_KINDS if _removes_names(change) else _NAME_KINDS - {DynamicKind.HASATTR}
     for name in names:
-        refs.update(r for r in graph.dynamic_refs_named(name) if r.kind in _NAME_KINDS)
+        refs.update(r for r in graph.dynamic_refs_named(name) if r.kind in kinds)
     module = _module_of(change, graph)
     if module:
         refs.update(
@@ -70,7 +75,9 @@ def find_hidden_channels(change: Change, graph: CodeGraph) -> tuple[Unanalyzable
     tied: dict[str, bool] = {}
     out = set()
     for ref in refs:
-        weak = ref.kind is DynamicKind.STRING_LITERAL and ref.name in shared
+        weak = ref.name in shared and (
+            ref.kind is DynamicKind.STRING_LITERAL or _is_dunder(ref.name)
+        )
         if weak and ref.file not in tied:
             tied[ref.file] = _imports_module(ref.file, module, graph)
         out.add(
@@ -86,6 +93,17 @@ def find_hidden_channels(change: Change, graph: CodeGraph) -> tuple[Unanalyzable
         )
     logger.debug("hidden channels of %s: %d", change.entity, len(out))
     return tuple(sorted(out, key=lambda u: (u.file, u.line, u.entity, u.name, u.reason)))
+
+
+def _is_dunder(name: str) -> bool:
+    """A protocol name (``__call__``, ``__repr__``): any class may define it, so a lookup of it
+    by string (``getattr(obj, "__call__")``) probes a protocol, not the changed class."""
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+def _removes_names(change: Change) -> bool:
+    """Whether ``change`` can make a name vanish: only then can ``hasattr`` answer otherwise."""
+    return change.change_type is ChangeType.DELETE or bool(change.removed_names)
 
 
 def _names(change: Change) -> list[str]:

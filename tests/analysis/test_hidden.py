@@ -130,7 +130,7 @@ def test_a_string_of_a_shared_name_is_weak_unless_its_file_imports_the_changed_m
     graph = CodeGraph.of(nodes, imports, dynamic)
     hidden = find_hidden_channels(_change(ChangeType.METHOD_SIGNATURE, "pkg.auth.Login.get"), graph)
     # "get" names two definitions: a bare "get" is weak where nothing else ties it to pkg.auth;
-    # a getattr is an attribute lookup by that name, never weak
+    # a getattr of a name that is no dunder is an attribute lookup by that name, never weak
     assert [(u.file, u.weak) for u in hidden] == [
         ("pkg/http.py", True),
         ("pkg/plugins.py", False),
@@ -169,3 +169,62 @@ def test_a_module_getattr_that_serves_fixed_names_hides_only_those():
     ]
     # neither served name is on the way to pkg.util.parse: no channel
     assert found(ChangeType.METHOD_SIGNATURE, "pkg.util.parse") == []
+
+
+def test_a_hasattr_is_hidden_only_from_a_change_that_removes_the_name():
+    nodes = [Node(id=Q("pkg.auth"), kind=NodeKind.MODULE, file="pkg/auth.py", span=Span(line=1))]
+    dynamic = [
+        _ref("pkg.plugins.probe", "login", DynamicKind.HASATTR, "pkg/plugins.py", 4),
+        _ref("pkg.plugins.run", "login", DynamicKind.GETATTR, "pkg/plugins.py", 7),
+    ]
+    graph = CodeGraph.of(nodes, (), dynamic)
+
+    def lines(change: Change) -> list[int]:
+        return [u.line for u in find_hidden_channels(change, graph)]
+
+    # whether ``login`` exists is all a hasattr asks: a new body or signature leaves it as is
+    assert lines(_change(ChangeType.METHOD_BODY, "pkg.auth.Login.login", escapes=True)) == [7]
+    assert lines(_change(ChangeType.METHOD_SIGNATURE, "pkg.auth.Login.login")) == [7]
+    assert lines(_change(ChangeType.DELETE, "pkg.auth.Login.login")) == [4, 7]
+    removed = _change(
+        ChangeType.FIELD, "pkg.auth.Login.login", removed_names=(Q("pkg.auth.Login.login"),)
+    )
+    assert lines(removed) == [4, 7]
+
+
+def test_a_lookup_of_a_shared_dunder_by_string_is_weak_unless_its_file_imports_the_module():
+    nodes = [
+        Node(id=Q("pkg.auth"), kind=NodeKind.MODULE, file="pkg/auth.py", span=Span(line=1)),
+        Node(
+            id=Q("pkg.auth.Login.__call__"),
+            kind=NodeKind.METHOD,
+            file="pkg/auth.py",
+            span=Span(line=5),
+        ),
+        Node(
+            id=Q("pkg.cache.Cache.__call__"),
+            kind=NodeKind.METHOD,
+            file="pkg/cache.py",
+            span=Span(line=2),
+        ),
+    ]
+    dynamic = [
+        _ref("pkg.source.probe", "__call__", DynamicKind.GETATTR, "pkg/source.py", 3),
+        _ref("pkg.views.call", "__call__", DynamicKind.GETATTR, "pkg/views.py", 8),
+    ]
+    imports = [
+        Edge(
+            source=Q("pkg.views"),
+            target=Q("pkg.auth"),
+            kind=EdgeKind.IMPORT,
+            file="pkg/views.py",
+            span=Span(line=1),
+        )
+    ]
+    graph = CodeGraph.of(nodes, imports, dynamic)
+    change = _change(ChangeType.METHOD_SIGNATURE, "pkg.auth.Login.__call__")
+    # ``getattr(obj, "__call__")`` probes a protocol every class may implement
+    assert [(u.file, u.weak) for u in find_hidden_channels(change, graph)] == [
+        ("pkg/source.py", True),
+        ("pkg/views.py", False),
+    ]
