@@ -661,6 +661,9 @@ def _compare_imports(ctx: _Context) -> Iterator[Change]:
         )
 
 
+OVERLOAD_ONLY = "only @overload declarations changed (type checkers read them, nothing runs them)"
+
+
 def _compare_residual(ctx: _Context) -> Iterator[Change]:
     old, new = ctx.old, ctx.new
     _, old_scopes = _tainted(old)
@@ -691,6 +694,8 @@ def _compare_residual(ctx: _Context) -> Iterator[Change]:
             reason = f"{level}-level statement changed"
         elif all(s.node.type in ("string", "strings", "fstring") for s in changed):
             reason = DOCSTRING_ONLY
+        elif all(s.overload for s in changed):
+            reason = OVERLOAD_ONLY
         else:
             reason = "only no-op statements changed"
         yield ctx.change(
@@ -699,7 +704,11 @@ def _compare_residual(ctx: _Context) -> Iterator[Change]:
             line_range=_residual_span(ctx, added, removed),
             escapes=not trivial,
             escape_reason=reason,
-            what=f"{level}-level code changed",
+            what=(
+                "@overload declarations changed"
+                if reason == OVERLOAD_ONLY
+                else f"{level}-level code changed"
+            ),
         )
 
 

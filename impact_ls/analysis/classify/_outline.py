@@ -27,6 +27,7 @@ from impact_ls.graph.extract import parse_quietly
 logger = logging.getLogger(__name__)
 
 
+_OVERLOADS = frozenset({"overload", "typing.overload", "typing_extensions.overload"})
 _COMPOUND = frozenset({"if_stmt", "while_stmt", "for_stmt", "try_stmt", "with_stmt"})
 _SKIP_LEAVES = frozenset({"newline", "endmarker"})
 
@@ -510,6 +511,8 @@ class Statement:
     start: int
     end: int
     trivial: bool = False
+    # an ``@overload`` stub: type checkers read it, nothing runs it
+    overload: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -623,6 +626,20 @@ def _scan_def(outline: Outline, node: Any, path: tuple[str, ...], mode: str, pac
         outline.residual[path].append(_stmt(node))
         return
     kind = "class" if core.type == "classdef" else "def"
+    if kind == "def" and any(_decorator_name(d) in _OVERLOADS for d in decorators):
+        # Not a definition at run time: the implementation that follows is what calls bind
+        # to, so the stubs never take its place in the matching (nor count as occurrences).
+        outline.residual[path].append(
+            Statement(
+                node=node,
+                norm=norm(node),
+                start=start,
+                end=_end_line(node),
+                trivial=True,
+                overload=True,
+            )
+        )
+        return
     name = core.children[1].value
     occurrence = outline.counts[(kind, path, name)]
     outline.counts[(kind, path, name)] += 1

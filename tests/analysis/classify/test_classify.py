@@ -683,3 +683,58 @@ def test_broken_baseline_decorated_definition_unchanged_is_no_change() -> None:
     before = "@cache\ndef f(a):\n    return a +\n\n\nX = 1\n"
     after = "@cache\ndef f(a):\n    return a +\n\n\nX = 2\n"
     assert _kinds(_classify(after, before=before)) == [("field", "pkg.auth.X", (6, 6))]
+
+
+OVERLOADED = """\
+from typing import overload
+
+
+class Manager:
+    @overload
+    def parse(self, node_or_obj: None = ..., *, holder: object, node: object) -> None: ...
+
+    @overload
+    def parse(self, node_or_obj: object, nodeid: str = ...) -> None: ...
+
+    def parse(self, node_or_obj=None, nodeid=None, *, holder=None, node=None):
+        return node_or_obj
+"""
+
+
+def test_the_implementation_of_an_overloaded_function_is_what_is_compared() -> None:
+    # the stubs used to take the implementation's place: with a stub added, the old
+    # implementation was compared with a stub, and every call of it looked broken
+    before = """\
+from typing import overload
+
+
+class Manager:
+    @overload
+    def parse(self, node_or_obj: object, nodeid: str = ...) -> None: ...
+
+    def parse(self, node_or_obj, nodeid=None):
+        return node_or_obj
+"""
+    changes = classify_changes(file=FILE, module=MODULE, before=before, after=OVERLOADED)
+    signature = [c for c in changes if c.change_type is ChangeType.METHOD_SIGNATURE]
+    assert [(c.entity, c.before_sig, c.after_sig) for c in signature] == [
+        (
+            QualName("pkg.auth.Manager.parse"),
+            "def parse(self, node_or_obj, nodeid=None):",
+            "def parse(self, node_or_obj=None, nodeid=None, *, holder=None, node=None):",
+        )
+    ]
+    assert all(p.has_default for p in signature[0].after_params[1:])
+
+
+def test_an_edit_of_overload_stubs_alone_changes_nothing_that_runs() -> None:
+    after = _edit("nodeid: str = ...", "nodeid: str | None = ...", OVERLOADED)
+    changes = classify_changes(file=FILE, module=MODULE, before=OVERLOADED, after=after)
+    assert [(c.change_type, c.entity, c.escapes, c.what) for c in changes] == [
+        (
+            ChangeType.METHOD_BODY,
+            QualName("pkg.auth.Manager"),
+            False,
+            "@overload declarations changed",
+        )
+    ]
