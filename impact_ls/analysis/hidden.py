@@ -6,11 +6,9 @@ Contract:
              reference that may serve the change, each with the reference's reason and
              ``seed`` = the changed entity. ``triage`` turns them into MAY-IMPACT entries flagged
              ``unanalyzable`` — an invisible boundary is reported, never silently LOW-RISK.
-    matches  - a string-keyed ``getattr``/``setattr``, a registry key or an identifier-like
-               string literal equal to the changed short name (for a constructor the class name;
-               for an import change also each removed name); a ``hasattr`` naming it only when
-               the change removes a name (a deletion, a removed field or import): ``hasattr``
-               asks whether the name exists, which no other change alters;
+    matches  - a string-keyed ``getattr``/``setattr``/``hasattr``, a registry key or an
+               identifier-like string literal equal to the changed short name (for a constructor
+               the class name; for an import change also each removed name);
              - ``importlib.import_module`` of the module that holds the change;
              - a module-level ``__getattr__`` in a module on the entity's import path
                (``pkg/__init__.py`` or ``pkg/mod.py`` for ``pkg.mod.func``) that may serve any
@@ -58,9 +56,8 @@ def find_hidden_channels(change: Change, graph: CodeGraph) -> tuple[Unanalyzable
         return ()
     refs: set[DynamicRef] = set()
     names = _names(change)
-    kinds = _NAME_KINDS if _removes_names(change) else _NAME_KINDS - {DynamicKind.HASATTR}
     for name in names:
-        refs.update(r for r in graph.dynamic_refs_named(name) if r.kind in kinds)
+        refs.update(r for r in graph.dynamic_refs_named(name) if r.kind in _NAME_KINDS)
     module = _module_of(change, graph)
     if module:
         refs.update(
@@ -99,11 +96,6 @@ def _is_dunder(name: str) -> bool:
     """A protocol name (``__call__``, ``__repr__``): any class may define it, so a lookup of it
     by string (``getattr(obj, "__call__")``) probes a protocol, not the changed class."""
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
-
-
-def _removes_names(change: Change) -> bool:
-    """Whether ``change`` can make a name vanish: only then can ``hasattr`` answer otherwise."""
-    return change.change_type is ChangeType.DELETE or bool(change.removed_names)
 
 
 def _names(change: Change) -> list[str]:

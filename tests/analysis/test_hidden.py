@@ -171,27 +171,6 @@ def test_a_module_getattr_that_serves_fixed_names_hides_only_those():
     assert found(ChangeType.METHOD_SIGNATURE, "pkg.util.parse") == []
 
 
-def test_a_hasattr_is_hidden_only_from_a_change_that_removes_the_name():
-    nodes = [Node(id=Q("pkg.auth"), kind=NodeKind.MODULE, file="pkg/auth.py", span=Span(line=1))]
-    dynamic = [
-        _ref("pkg.plugins.probe", "login", DynamicKind.HASATTR, "pkg/plugins.py", 4),
-        _ref("pkg.plugins.run", "login", DynamicKind.GETATTR, "pkg/plugins.py", 7),
-    ]
-    graph = CodeGraph.of(nodes, (), dynamic)
-
-    def lines(change: Change) -> list[int]:
-        return [u.line for u in find_hidden_channels(change, graph)]
-
-    # whether ``login`` exists is all a hasattr asks: a new body or signature leaves it as is
-    assert lines(_change(ChangeType.METHOD_BODY, "pkg.auth.Login.login", escapes=True)) == [7]
-    assert lines(_change(ChangeType.METHOD_SIGNATURE, "pkg.auth.Login.login")) == [7]
-    assert lines(_change(ChangeType.DELETE, "pkg.auth.Login.login")) == [4, 7]
-    removed = _change(
-        ChangeType.FIELD, "pkg.auth.Login.login", removed_names=(Q("pkg.auth.Login.login"),)
-    )
-    assert lines(removed) == [4, 7]
-
-
 def test_a_lookup_of_a_shared_dunder_by_string_is_weak_unless_its_file_imports_the_module():
     nodes = [
         Node(id=Q("pkg.auth"), kind=NodeKind.MODULE, file="pkg/auth.py", span=Span(line=1)),
