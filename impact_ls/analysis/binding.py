@@ -13,7 +13,9 @@ empty when the site still works or when nothing can be proved.
   ``before_params`` that is gone.
 - ``constructor``/``class-decl``: an instantiation site (``InstantiatedBy``/``ConstructedBy``) is
   bound to the new ``__init__`` parameters; every failure is a ``constructor-mismatch``.
-- ``delete``: any reference is a ``deleted-symbol`` break; ``field`` with an empty ``after_sig``
+- ``delete``: any reference is a ``deleted-symbol`` break, unless the deleted method's class may
+  still have the name (``hierarchy.still_provided``: it binds it itself, ``object`` has it, or
+  a base it lists provides it or is unknown); ``field`` with an empty ``after_sig``
   (the field is gone): ``removed-field``; ``import``: a site importing a name in
   ``removed_names`` (``pkg.auth.login as login`` or ``os``): ``removed-import``. Without the
   site's imported name every ImportedBy site of an import change that removed names breaks,
@@ -39,7 +41,7 @@ from impact_ls.analysis.arguments import (
     UNKNOWN_KEYWORD,
     bind_arguments,
 )
-from impact_ls.analysis.hierarchy import INHERITED_MEMBER, inherited_break
+from impact_ls.analysis.hierarchy import INHERITED_MEMBER, inherited_break, still_provided
 from impact_ls.analysis.overrides import OVERRIDE_MISMATCH, base_calls, override_break
 from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.model import (
@@ -197,7 +199,7 @@ def find_breaks(
         return ()
     kind = change.change_type
     if kind is ChangeType.DELETE:
-        if relation in _NOT_REFERENCES:
+        if relation in _NOT_REFERENCES or (graph is not None and still_provided(change, graph)):
             return ()
         detail = f"references '{change.entity}', which no longer exists"
         return (Break(kind=DELETED_SYMBOL, detail=detail),)

@@ -12,6 +12,8 @@ Contract:
     ``hierarchy_reads(change, graph)`` → the reads of each project base that was added or
     removed (``isinstance(x, Base)``, ``issubclass``, ``except Base``): class-member edges into
     the base, whose answer for instances of the class changes.
+    ``still_provided(change, graph)`` → whether a deleted method's class may still have the
+    name: it binds it itself, ``object`` has it, or a base it lists provides it or is unknown.
     ``inherited_break(change, target, graph)`` → the ``Break`` of a use of ``target`` when it is
     provable: the member is one the removed base provides, the class does not define it itself,
     and every base the class still lists is a project class (an external base might provide it).
@@ -63,6 +65,7 @@ _CONTAINERS: dict[str, type] = {
 }
 # Bases that give a class no members worth proving a break for.
 _INERT = frozenset({"object", "Generic", "Protocol", "ABC"})
+_OBJECT = frozenset(dir(object))
 _USE_KINDS = frozenset({EdgeKind.CALL, EdgeKind.CLASS_MEMBER})
 _MAX_SUBCLASSES = 64
 
@@ -110,6 +113,35 @@ def inherited_break(change: Change, target: str, graph: CodeGraph) -> Break | No
         kind=INHERITED_MEMBER,
         detail=f"'{name}' was inherited from {bases}, which {change.short_name} no longer extends",
     )
+
+
+def still_provided(change: Change, graph: CodeGraph) -> bool:
+    """Whether the instances of a deleted method's class may still have the name.
+
+    True when the class binds it itself (a field, ``self.name = …``), when ``object`` gives
+    every class one (``__repr__``, ``__eq__``…), or when a base the class lists provides it or
+    is unknown (an installed base may): then a use of it is no provable break.
+    """
+    if change.change_type is not ChangeType.DELETE:
+        return False
+    owner = graph.node(change.entity.rpartition(".")[0])
+    if owner is None or owner.kind is not NodeKind.CLASS:
+        return False
+    name = change.short_name
+    if name in change.own_members or name in _OBJECT:
+        return True
+    # the bases the graph resolved to project classes, then the others by what they stand for
+    project = [e.target for e in graph.superclasses_of(owner.id) if _is_class(e.target, graph)]
+    if any(name in _members(base, graph, set()) for base in project):
+        return True
+    resolved = {base.rsplit(".", 1)[-1] for base in project}
+    provided = _provided_by([b for b in change.bases_after if _name(b) not in resolved], graph)
+    return provided is None or name in provided
+
+
+def _is_class(qual: str, graph: CodeGraph) -> bool:
+    node = graph.node(qual)
+    return node is not None and node.kind is NodeKind.CLASS
 
 
 def hierarchy_reads(change: Change, graph: CodeGraph) -> list[Edge]:

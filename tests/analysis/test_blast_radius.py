@@ -539,3 +539,77 @@ def test_without_history_the_same_edit_keeps_the_unprovable_and_hidden_sites():
     assert "tests/test_deep.py" not in {f for f, *_ in may}
     # binding proves the call still binds and nothing else ties it: LOW-RISK
     assert ("pkg/cart.py", 5) in _where(report, "low_risk")
+
+
+STORE = {
+    "pkg/__init__.py": "",
+    "pkg/store.py": """\
+import typing
+
+
+class Mapping:
+    def get(self, key):
+        return key
+
+
+class Params(Mapping):
+    def get(self, key):
+        return key.lower()
+
+    def items(self):
+        return []
+
+    def __repr__(self):
+        return "Params()"
+
+
+class Typed(typing.Mapping):
+    def get(self, key):
+        return key
+
+
+class Loose(SomeBase):
+    def get(self, key):
+        return key
+""",
+    "pkg/use.py": """\
+from pkg.store import Loose, Params, Typed
+
+
+def read(p: Params, t: Typed, loose: Loose):
+    return p.get("a"), p.items(), repr(p), t.get("b"), loose.get("c")
+""",
+}
+
+
+def _store(old: str, new: str) -> Report:
+    text = STORE["pkg/store.py"]
+    assert text.count(old) == 1
+    return _analyze(STORE, "pkg/store.py", text.replace(old, new))
+
+
+def test_a_method_deleted_from_a_class_whose_bases_still_give_it_breaks_no_call():
+    # the project base defines ``get``: ``p.get`` now runs ``Mapping.get``
+    inherited = _store("    def get(self, key):\n        return key.lower()\n\n", "")
+    assert inherited.triage.must_inspect == ()
+    # ``object`` gives every class a ``__repr__``
+    assert (
+        _store('    def __repr__(self):\n        return "Params()"\n', "").triage.must_inspect == ()
+    )
+    # ``typing.Mapping`` stands for a dict, which has ``get``; an unknown base may have it
+    typed = _store(
+        "class Typed(typing.Mapping):\n    def get(self, key):\n        return key\n",
+        "class Typed(typing.Mapping):\n    pass\n",
+    )
+    assert typed.triage.must_inspect == ()
+    loose = _store(
+        "class Loose(SomeBase):\n    def get(self, key):\n        return key\n",
+        "class Loose(SomeBase):\n    pass\n",
+    )
+    assert loose.triage.must_inspect == ()
+
+
+def test_a_method_deleted_from_a_class_whose_bases_lack_it_breaks_its_calls():
+    # ``Mapping`` defines no ``items``, ``object`` has none either
+    report = _store("    def items(self):\n        return []\n\n", "")
+    assert _sites(report, "must_inspect") == [("pkg/use.py", 5, ("deleted-symbol",))]

@@ -294,6 +294,9 @@ def _added(ctx: _Context, definition: Definition) -> Change:
 def _deleted(ctx: _Context, definition: Definition) -> Change:
     sig = signature(ctx.old, definition)
     entity = ctx.qual(definition.inner)
+    # a method's class as it is now: a base it lists, or what it binds itself, may still
+    # give its instances the name (binding reads them: ``hierarchy.still_provided``)
+    owner = _owner_class(ctx.new, definition) if definition.in_class else None
     return ctx.change(
         change_type=ChangeType.DELETE,
         entity=entity,
@@ -304,7 +307,18 @@ def _deleted(ctx: _Context, definition: Definition) -> Change:
         removed_names=(entity,),
         what=f"removed {_noun(definition)} {definition.name}",
         stale_exports=_stale_exports(ctx, definition.path, definition.name),
+        bases_after=(bases_of(owner) or ()) if owner is not None else (),
+        own_members=_own_members(owner),
     )
+
+
+def _owner_class(outline: Outline, definition: Definition) -> ast.AST | None:
+    """The ``ast`` node of the class that held ``definition``, if ``outline`` still has it."""
+    path = definition.path
+    for key, candidate in outline.defs.items():
+        if key[0] == "class" and candidate.path == path[:-1] and candidate.name == path[-1]:
+            return ast_of(outline, candidate)
+    return None
 
 
 def _stale_exports(ctx: _Context, path: tuple[str, ...], name: str) -> tuple[int, ...]:

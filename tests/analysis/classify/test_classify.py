@@ -275,6 +275,9 @@ def test_node_only_in_before_is_delete_with_before_lines() -> None:
             binds_first_param=False,
             removed_names=("pkg.auth.LoginService.normalize",),
             what="removed method normalize",
+            # the class as it is now: whether its instances still have the name
+            bases_after=("Base",),
+            own_members=("__init__", "db", "login", "retries"),
         ),
     )
 
