@@ -13,7 +13,8 @@ Contract:
     removed (``isinstance(x, Base)``, ``issubclass``, ``except Base``): class-member edges into
     the base, whose answer for instances of the class changes.
     ``still_provided(change, graph)`` → whether a deleted method's class may still have the
-    name: it binds it itself, ``object`` has it, or a base it lists provides it or is unknown.
+    name: it binds it itself, ``object`` has it, or a class of its project MRO defines it or
+    lists a base that provides it or is unknown.
     ``inherited_break(change, target, graph)`` → the ``Break`` of a use of ``target`` when it is
     provable: the member is one the removed base provides, the class does not define it itself,
     and every base the class still lists is a project class (an external base might provide it).
@@ -28,6 +29,7 @@ Pure: reads the graph only.
 
 from __future__ import annotations
 
+import ast
 import builtins
 import logging
 from collections.abc import Iterable
@@ -119,8 +121,9 @@ def still_provided(change: Change, graph: CodeGraph) -> bool:
     """Whether the instances of a deleted method's class may still have the name.
 
     True when the class binds it itself (a field, ``self.name = …``), when ``object`` gives
-    every class one (``__repr__``, ``__eq__``…), or when a base the class lists provides it or
-    is unknown (an installed base may): then a use of it is no provable break.
+    every class one (``__repr__``, ``__eq__``…), or when a class of its project MRO defines it
+    or lists a base that provides it or is unknown (an installed base may): then a use of it is
+    no provable break.
     """
     if change.change_type is not ChangeType.DELETE:
         return False
@@ -130,13 +133,41 @@ def still_provided(change: Change, graph: CodeGraph) -> bool:
     name = change.short_name
     if name in change.own_members or name in _OBJECT:
         return True
-    # the bases the graph resolved to project classes, then the others by what they stand for
-    project = [e.target for e in graph.superclasses_of(owner.id) if _is_class(e.target, graph)]
-    if any(name in _members(base, graph, set()) for base in project):
-        return True
-    resolved = {base.rsplit(".", 1)[-1] for base in project}
-    provided = _provided_by([b for b in change.bases_after if _name(b) not in resolved], graph)
-    return provided is None or name in provided
+    listed: tuple[str, ...] | None = change.bases_after
+    frontier, seen = [owner.id], {owner.id}
+    while frontier:
+        qual = frontier.pop()
+        project = [e.target for e in graph.superclasses_of(qual) if _is_class(e.target, graph)]
+        for base in project:
+            if name in _members(base, graph, set()):
+                return True
+            if base not in seen and len(seen) < _MAX_SUBCLASSES:
+                seen.add(base)
+                frontier.append(base)
+        if qual != owner.id:
+            listed = _listed_bases(graph, qual)
+        if listed is None:
+            return True  # bases it lists that cannot be read: one may provide it
+        resolved = {base.rsplit(".", 1)[-1] for base in project}
+        provided = _provided_by([b for b in listed if _name(b) not in resolved], graph)
+        if provided is None or name in provided:
+            return True
+    return False
+
+
+def _listed_bases(graph: CodeGraph, qual: str) -> tuple[str, ...] | None:
+    """The bases a project class lists, read from its header; None when it does not parse."""
+    node = graph.node(qual)
+    if node is None:
+        return None
+    try:
+        tree = ast.parse(f"{node.signature}\n    pass\n")
+    except SyntaxError:
+        return None
+    klass = tree.body[0] if tree.body else None
+    if not isinstance(klass, ast.ClassDef):
+        return None
+    return tuple(ast.unparse(b) for b in klass.bases)
 
 
 def _is_class(qual: str, graph: CodeGraph) -> bool:

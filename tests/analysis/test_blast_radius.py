@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from impact_ls.analysis.hierarchy import still_provided
 from impact_ls.engine import Engine
 from impact_ls.history.plant import plant_history
-from impact_ls.model import Report
+from impact_ls.model import Change, ChangeType, QualName, Report
 from tests.builders import analyze_texts
 
 
@@ -571,13 +572,22 @@ class Typed(typing.Mapping):
 class Loose(SomeBase):
     def get(self, key):
         return key
+
+
+class Table(typing.Mapping):
+    pass
+
+
+class Rows(Table):
+    def keys(self):
+        return []
 """,
     "pkg/use.py": """\
-from pkg.store import Loose, Params, Typed
+from pkg.store import Loose, Params, Rows, Typed
 
 
-def read(p: Params, t: Typed, loose: Loose):
-    return p.get("a"), p.items(), repr(p), t.get("b"), loose.get("c")
+def read(p: Params, t: Typed, loose: Loose, rows: Rows):
+    return p.get("a"), p.items(), repr(p), t.get("b"), loose.get("c"), rows.keys()
 """,
 }
 
@@ -607,6 +617,26 @@ def test_a_method_deleted_from_a_class_whose_bases_still_give_it_breaks_no_call(
         "class Loose(SomeBase):\n    pass\n",
     )
     assert loose.triage.must_inspect == ()
+
+
+def test_a_deleted_methods_class_still_has_what_a_base_of_its_project_bases_provides():
+    # ``Table`` is a ``typing.Mapping``: ``Rows`` keeps ``keys`` through its project base
+    text = STORE["pkg/store.py"].replace("    def keys(self):\n        return []\n", "    pass\n")
+    graph, _ = analyze_texts(STORE, "pkg/store.py", text)
+
+    def deleted(entity: str, bases: tuple[str, ...]) -> Change:
+        return Change(
+            change_type=ChangeType.DELETE,
+            entity=QualName(f"pkg.store.{entity}"),
+            file="pkg/store.py",
+            line_range=(1, 2),
+            bases_after=bases,
+        )
+
+    assert still_provided(deleted("Rows.keys", ("Table",)), graph)
+    assert not still_provided(deleted("Rows.lookup", ("Table",)), graph)
+    assert not still_provided(deleted("Params.items", ("Mapping",)), graph)
+    assert still_provided(deleted("Loose.items", ("SomeBase",)), graph)
 
 
 def test_a_method_deleted_from_a_class_whose_bases_lack_it_breaks_its_calls():
