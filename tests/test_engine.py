@@ -188,7 +188,12 @@ def test_keystrokes_over_an_unchanged_graph_keep_the_baseline_callers_until_one_
     edit = FileEdit(file="pkg/store.py", baseline=_STORE_BASELINE, current=_STORE_CURRENT)
     # each keystroke of the same baseline over the same graph sees the caller again
     for _ in range(3):
-        assert _must_sites(engine.analyze([edit], live=True)) == {("pkg/api.py", 5)}
+        report = engine.analyze([edit], live=True)
+        assert _must_sites(report) == {("pkg/api.py", 5)}
+    # the call now runs the base's ``get``, which wants a ``default`` it is not given
+    assert [b.detail for e in report.triage.must_inspect for b in e.breaks] == [
+        "now runs pkg.store.Base.get: missing required argument 'default'"
+    ]
     (root / "pkg" / "api.py").write_text(_CALLER.replace(".get(key)", ""), "utf-8")
     engine.refresh()  # the caller saved without the call
     assert _must_sites(engine.analyze([edit], live=True)) == set()

@@ -15,7 +15,9 @@ empty when the site still works or when nothing can be proved.
   bound to the new ``__init__`` parameters; every failure is a ``constructor-mismatch``.
 - ``delete``: any reference is a ``deleted-symbol`` break, unless the deleted method's class may
   still have the name (``hierarchy.still_provided``: it binds it itself, ``object`` has it, or
-  a base it lists provides it or is unknown); ``field`` with an empty ``after_sig``
+  a class of its project MRO defines it or lists a base that provides it or is unknown); a call
+  of a name a project base still defines is bound to that method's parameters instead (its
+  failures, ``now runs Base.m: …``); ``field`` with an empty ``after_sig``
   (the field is gone): ``removed-field``; ``import``: a site importing a name in
   ``removed_names`` (``pkg.auth.login as login`` or ``os``): ``removed-import``. Without the
   site's imported name every ImportedBy site of an import change that removed names breaks,
@@ -199,8 +201,15 @@ def find_breaks(
         return ()
     kind = change.change_type
     if kind is ChangeType.DELETE:
-        if relation in _NOT_REFERENCES or (graph is not None and still_provided(change, graph)):
+        if relation in _NOT_REFERENCES:
             return ()
+        provided, method = still_provided(change, graph) if graph is not None else (False, None)
+        if provided:
+            if method is None or graph is None or relation not in _CALLS:
+                return ()
+            return _inherited_call_breaks(
+                method, graph, args, bound=bound and change.binds_first_param
+            )
         detail = f"references '{change.entity}', which no longer exists"
         return (Break(kind=DELETED_SYMBOL, detail=detail),)
     if kind is ChangeType.FIELD:
@@ -286,6 +295,20 @@ def _import_breaks(change: Change, imported: str | None) -> tuple[Break, ...]:
                 Break(kind=REMOVED_IMPORT, detail=f"{change.entity} no longer imports {local}"),
             )
     return ()
+
+
+def _inherited_call_breaks(
+    method: QualName, graph: CodeGraph, args: ArgShape | None, *, bound: bool
+) -> tuple[Break, ...]:
+    """A call of a deleted method that now runs the one ``method`` a base defines, bound to
+    that one's parameters (a method without parameters in the graph is one we cannot read)."""
+    node = graph.node(method)
+    if node is None or not node.params or args is None or not args.provable:
+        return ()
+    return tuple(
+        Break(kind=b.kind, detail=f"now runs {method}: {b.detail}")
+        for b in bind_arguments(node.params, args, skip_first=bound)
+    )
 
 
 def _signature_breaks(

@@ -13,8 +13,8 @@ Contract:
     removed (``isinstance(x, Base)``, ``issubclass``, ``except Base``): class-member edges into
     the base, whose answer for instances of the class changes.
     ``still_provided(change, graph)`` → whether a deleted method's class may still have the
-    name: it binds it itself, ``object`` has it, or a class of its project MRO defines it or
-    lists a base that provides it or is unknown.
+    name (it binds it itself, ``object`` has it, or a class of its project MRO defines it or
+    lists a base that provides it or is unknown), and the project method that gives it.
     ``inherited_break(change, target, graph)`` → the ``Break`` of a use of ``target`` when it is
     provable: the member is one the removed base provides, the class does not define it itself,
     and every base the class still lists is a project class (an external base might provide it).
@@ -117,42 +117,46 @@ def inherited_break(change: Change, target: str, graph: CodeGraph) -> Break | No
     )
 
 
-def still_provided(change: Change, graph: CodeGraph) -> bool:
-    """Whether the instances of a deleted method's class may still have the name.
+def still_provided(change: Change, graph: CodeGraph) -> tuple[bool, QualName | None]:
+    """Whether the instances of a deleted method's class may still have the name, and the
+    project method that gives it to them when one does.
 
-    True when the class binds it itself (a field, ``self.name = …``), when ``object`` gives
+    They may when the class binds it itself (a field, ``self.name = …``), when ``object`` gives
     every class one (``__repr__``, ``__eq__``…), or when a class of its project MRO defines it
-    or lists a base that provides it or is unknown (an installed base may): then a use of it is
-    no provable break.
+    or lists a base that provides it or is unknown (an installed base may). A call of the name
+    then runs the inherited method: binding checks the call against that one's parameters.
     """
     if change.change_type is not ChangeType.DELETE:
-        return False
+        return False, None
     owner = graph.node(change.entity.rpartition(".")[0])
     if owner is None or owner.kind is not NodeKind.CLASS:
-        return False
+        return False, None
     name = change.short_name
     if name in change.own_members or name in _OBJECT:
-        return True
+        return True, None
     listed: tuple[str, ...] | None = change.bases_after
     frontier, seen = [owner.id], {owner.id}
     while frontier:
-        qual = frontier.pop()
+        qual = frontier.pop(0)  # breadth first: the nearest definer is the one that runs
         project = [e.target for e in graph.superclasses_of(qual) if _is_class(e.target, graph)]
         for base in project:
+            method = graph.node(f"{base}.{name}")
+            if method is not None:
+                return True, method.id if method.kind is not NodeKind.CLASS else None
             if name in _members(base, graph, set()):
-                return True
+                return True, None  # a field of the base
             if base not in seen and len(seen) < _MAX_SUBCLASSES:
                 seen.add(base)
                 frontier.append(base)
         if qual != owner.id:
             listed = _listed_bases(graph, qual)
         if listed is None:
-            return True  # bases it lists that cannot be read: one may provide it
+            return True, None  # bases it lists that cannot be read: one may provide it
         resolved = {base.rsplit(".", 1)[-1] for base in project}
         provided = _provided_by([b for b in listed if _name(b) not in resolved], graph)
         if provided is None or name in provided:
-            return True
-    return False
+            return True, None
+    return False, None
 
 
 def _listed_bases(graph: CodeGraph, qual: str) -> tuple[str, ...] | None:
