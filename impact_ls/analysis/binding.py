@@ -207,9 +207,7 @@ def find_breaks(
         if provided:
             if method is None or graph is None or relation not in _CALLS:
                 return ()
-            return _inherited_call_breaks(
-                method, graph, args, bound=bound and change.binds_first_param
-            )
+            return _inherited_call_breaks(method, graph, args, bound=bound)
         detail = f"references '{change.entity}', which no longer exists"
         return (Break(kind=DELETED_SYMBOL, detail=detail),)
     if kind is ChangeType.FIELD:
@@ -305,9 +303,10 @@ def _inherited_call_breaks(
     node = graph.node(method)
     if node is None or not node.params or args is None or not args.provable:
         return ()
+    static = any(d.rsplit(".", 1)[-1] == "staticmethod" for d in node.decorators)
     return tuple(
         Break(kind=b.kind, detail=f"now runs {method}: {b.detail}")
-        for b in bind_arguments(node.params, args, skip_first=bound)
+        for b in bind_arguments(node.params, args, skip_first=bound and not static)
     )
 
 
