@@ -140,11 +140,11 @@ def still_provided(change: Change, graph: CodeGraph) -> tuple[bool, QualName | N
         qual = frontier.pop(0)  # breadth first: the nearest definer is the one that runs
         project = [e.target for e in graph.superclasses_of(qual) if _is_class(e.target, graph)]
         for base in project:
-            method = graph.node(f"{base}.{name}")
-            if method is not None:
-                return True, method.id if method.kind is not NodeKind.CLASS else None
-            if name in _members(base, graph, set()):
-                return True, None  # a field of the base
+            if name in _own_members(QualName(base), graph):
+                method = graph.node(f"{base}.{name}")
+                if method is None or method.kind is NodeKind.CLASS:
+                    return True, None  # a field or a nested class
+                return True, method.id
             if base not in seen and len(seen) < _MAX_SUBCLASSES:
                 seen.add(base)
                 frontier.append(base)
@@ -236,6 +236,14 @@ def _members(qual: QualName, graph: CodeGraph, seen: set[QualName]) -> frozenset
     if qual in seen:
         return frozenset()
     seen.add(qual)
+    names = set(_own_members(qual, graph))
+    for edge in graph.superclasses_of(qual):
+        names |= _members(edge.target, graph, seen)
+    return frozenset(names)
+
+
+def _own_members(qual: QualName, graph: CodeGraph) -> frozenset[str]:
+    """The members a project class defines itself: its definitions and its fields."""
     node = graph.node(qual)
     if node is None:
         return frozenset()
@@ -246,8 +254,6 @@ def _members(qual: QualName, graph: CodeGraph, seen: set[QualName]) -> frozenset
         if n.id.startswith(prefix) and "." not in n.id[len(prefix) :]
     }
     names.update(e.target[len(prefix) :] for e in _member_targets(qual, graph, prefix))
-    for edge in graph.superclasses_of(qual):
-        names |= _members(edge.target, graph, seen)
     return frozenset(names)
 
 

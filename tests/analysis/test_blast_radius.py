@@ -581,6 +581,15 @@ class Table(typing.Mapping):
 class Rows(Table):
     def keys(self):
         return []
+
+
+class Grand(Params):
+    pass
+
+
+class Leaf(Grand):
+    def items(self):
+        return [1]
 """,
     "pkg/use.py": """\
 from pkg.store import Loose, Params, Rows, Typed
@@ -641,4 +650,9 @@ def test_a_deleted_methods_class_still_has_what_a_base_of_its_project_bases_prov
     assert still_provided(deleted("Params.get", ("Mapping",)), graph) == (
         True,
         QualName("pkg.store.Mapping.get"),
+    )
+    # the nearest class of the MRO that defines it, past one that does not
+    assert still_provided(deleted("Leaf.items", ("Grand",)), graph) == (
+        True,
+        QualName("pkg.store.Params.items"),
     )
