@@ -596,3 +596,31 @@ def test_a_module_getattr_serves_the_literals_it_compares_its_name_with(
     facts = facts_of(f"def __getattr__(name):\n    {body}\n")
     refs = [d.name for d in facts.dynamic if d.kind is DynamicKind.MODULE_GETATTR]
     assert refs == (served or ["__getattr__"])
+
+
+def test_strings_of_type_expressions_are_forward_references_not_identifier_strings() -> None:
+    facts = facts_of(
+        """\
+        import typing
+        from typing import Callable, Literal, Optional, TypeVar, cast
+
+        Handler = Callable[["Request"], typing.Awaitable["Response"]]
+        T = TypeVar("T", bound="Session")
+        MODE = Literal["strict"]
+
+        def run(s):
+            session = cast("Session", s)
+            return Optional["pkg.models.User"], {"Request": 1}
+        """
+    )
+    refs = sorted((r.scope, r.chain, r.span.line) for r in facts.type_refs)
+    assert refs == [
+        ("", ("Request",), 4),
+        ("", ("Response",), 4),
+        ("", ("Session",), 5),
+        ("run", ("Session",), 9),
+        ("run", ("pkg", "models", "User"), 10),
+    ]
+    # a Literal's strings are values, a dict key is data: both stay identifier strings
+    strings = sorted((d.scope, d.name) for d in facts.dynamic)
+    assert strings == [("", "strict"), ("run", "Request")]

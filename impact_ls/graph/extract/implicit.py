@@ -15,14 +15,49 @@ import ast
 from typing import TYPE_CHECKING
 
 from impact_ls.graph.extract.scopes import CallUse
-from impact_ls.graph.extract.syntax import arg_shape, chain_of, span_of
-from impact_ls.graph.extract.walker import new_assign
+from impact_ls.graph.extract.syntax import annotation_chains, arg_shape, chain_of, span_of
+from impact_ls.graph.extract.walker import new_assign, new_type_ref
 from impact_ls.graph.facts import CALL, ITEM, SUPER, UNKNOWN, Chain
 from impact_ls.model import ArgShape, Span
 
 if TYPE_CHECKING:
     from impact_ls.graph.extract.walker import Walker
 
+# The typing generics whose arguments are types (``Literal``'s are values, ``Annotated``'s
+# metadata too): a string among them names a class, as in an annotation.
+TYPE_GENERICS = frozenset(
+    {
+        "Optional",
+        "Union",
+        "List",
+        "Dict",
+        "Set",
+        "FrozenSet",
+        "Tuple",
+        "Type",
+        "Callable",
+        "Sequence",
+        "MutableSequence",
+        "Mapping",
+        "MutableMapping",
+        "Iterable",
+        "Iterator",
+        "Collection",
+        "Awaitable",
+        "Coroutine",
+        "AsyncIterator",
+        "AsyncIterable",
+        "Generator",
+        "AsyncGenerator",
+        "ClassVar",
+        "Final",
+        "DefaultDict",
+        "OrderedDict",
+        "Deque",
+        "ContextManager",
+        "AsyncContextManager",
+    }
+)
 _NONE = ArgShape()
 _ONE = ArgShape(positional=1)
 _TWO = ArgShape(positional=2)
@@ -146,10 +181,16 @@ def visit_unary(walk: Walker, node: ast.UnaryOp) -> None:
 
 
 def visit_subscript(walk: Walker, node: ast.Subscript) -> None:
-    """``a[k]``: ``__getitem__``, ``__setitem__`` or ``__delitem__`` by context."""
+    """``a[k]``: ``__getitem__``, ``__setitem__`` or ``__delitem__`` by context; a typing generic
+    (``Optional["Session"]``, ``Callable[["Request"], …]`` in a type alias) is a type expression,
+    its strings forward references."""
     found = _SUBSCRIPT.get(type(node.ctx))
     if found is not None:
         record(walk, node.value, found[0], span_of(node), found[1])
+    value = node.value
+    name = value.id if type(value) is ast.Name else getattr(value, "attr", None)
+    if name in TYPE_GENERICS:
+        forward_references(walk, node.slice)
     walk.walk_children(node)
 
 
@@ -247,3 +288,23 @@ def builtin_call(walk: Walker, name: str, node: ast.Call) -> None:
 def callable_instance(args: ast.Call) -> ArgShape:
     """The argument shape an instance's ``__call__`` gets (the call's own)."""
     return arg_shape(args)
+
+
+def forward_references(walk: Walker, expr: ast.expr) -> None:
+    """The strings of a type expression outside an annotation (``cast("Session", s)``, a type
+    alias): type refs of the classes they name, not identifier strings (they are no lookup)."""
+    refs: list[tuple[Chain, Span]] = []
+    skip = walk.skip_strings  # a nested generic's strings were read with the outer one
+    strings = [
+        n
+        for n in ast.walk(expr)
+        if type(n) is ast.Constant and type(n.value) is str and id(n) not in skip
+    ]
+    if not strings:
+        return
+    for string in strings:
+        annotation_chains(string, refs)
+        walk.skip_strings.add(id(string))
+    scope = walk.scope.qualname
+    for chain, span in refs:
+        walk.type_refs.append(new_type_ref(scope, chain, span))

@@ -32,6 +32,7 @@ _IMPORT_MODULE = {("importlib", "import_module"), ("import_module",), ("__import
 # the last names of every chain ``_dynamic_call`` acts on: a cheap test before the full one
 _DYNAMIC_CALLEES = frozenset({*_DYNAMIC_ATTR, *(c[-1] for c in _IMPORT_MODULE)})
 _NEVER_LOCAL = frozenset({UNKNOWN, SUPER, "self", "cls"})
+_TYPE_TAKERS = frozenset({"cast", "TypeVar"})
 _DUNDER_BUILTINS = frozenset({*implicit.BUILTIN_DUNDERS, "print"})
 _ADDERS = frozenset({"append", "add", "insert", "setdefault"})
 _CONSTANT = ast.Constant
@@ -70,6 +71,8 @@ def visit_call(walk: Walker, node: ast.Call) -> None:
     walk.calls.append(use)
     if chain[-1] in _DYNAMIC_CALLEES:
         _dynamic_call(walk, chain, node)
+    elif chain[-1] in _TYPE_TAKERS:
+        _type_arguments(walk, chain[-1], node)
     if len(chain) == 1 and head in _DUNDER_BUILTINS and head not in scope.bound:
         implicit.builtin_call(walk, head, node)
     elif len(chain) > 1 and chain[-1] in _ADDERS and head != UNKNOWN:
@@ -149,6 +152,16 @@ def visit_attribute(walk: Walker, node: ast.Attribute) -> None:
         chain = walk.rewrite_self(chain)
     access = AccessKind.READ if isinstance(node.ctx, ast.Load) else AccessKind.WRITE
     walk.record_access(chain, span_of(node), access)
+
+
+def _type_arguments(walk: Walker, callee: str, node: ast.Call) -> None:
+    """``cast("Session", s)``'s first argument and ``TypeVar("T", bound="Base")``'s bound are
+    type expressions: their strings are forward references."""
+    if callee == "cast" and node.args:
+        implicit.forward_references(walk, node.args[0])
+    for kw in node.keywords:
+        if kw.arg == "bound":
+            implicit.forward_references(walk, kw.value)
 
 
 def _dynamic_call(walk: Walker, chain: Chain, node: ast.Call) -> None:
