@@ -6,6 +6,8 @@ command is the real one; a broken git is a real executable on PATH that fails or
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pygit2
@@ -148,13 +150,20 @@ def _key(fact: CommitFacts) -> tuple[object, ...]:
     return (fact.sha, fact.time, fact.kind, fact.parent, fact.files, fact.message.rstrip("\n"))
 
 
-def _pygit2_facts(
-    root: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> list[tuple[object, ...]]:
+@contextlib.contextmanager
+def _no_git(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """No git command on PATH: history is read through pygit2."""
     with monkeypatch.context() as patch:
         empty = tmp_path / "empty-path"
         empty.mkdir(exist_ok=True)
         patch.setenv("PATH", str(empty))
+        yield
+
+
+def _pygit2_facts(
+    root: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> list[tuple[object, ...]]:
+    with _no_git(monkeypatch, tmp_path):
         return _facts(root)
 
 
@@ -236,9 +245,6 @@ def test_a_co_change_index_is_the_same_whichever_reads_the_history(
         )
 
     with_git = partners()
-    with monkeypatch.context() as patch:
-        empty = tmp_path / "nothing"
-        empty.mkdir()
-        patch.setenv("PATH", str(empty))
+    with _no_git(monkeypatch, tmp_path):
         assert partners() == with_git
     assert with_git[0] == 6  # every commit but the root and the merge
