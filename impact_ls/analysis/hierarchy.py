@@ -194,11 +194,7 @@ def hierarchy_reads(change: Change, graph: CodeGraph) -> list[Edge]:
 def _bases_all_known(change: Change, graph: CodeGraph) -> bool:
     """Whether every base still listed is a project class (so the graph's MRO is complete)."""
     listed = [b for b in change.bases_after if _name(b) not in _INERT]
-    resolved = [
-        e
-        for e in graph.superclasses_of(change.entity)
-        if (node := graph.node(e.target)) is not None and node.kind is NodeKind.CLASS
-    ]
+    resolved = [e for e in graph.superclasses_of(change.entity) if _is_class(e.target, graph)]
     return len(resolved) >= len(listed)
 
 

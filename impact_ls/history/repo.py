@@ -249,18 +249,12 @@ class GitRepo:
                 continue
             parent_ids = [] if sha in boundary else commit.parent_ids
             files: tuple[str, ...] = ()
-            if sha in boundary:
-                kind = CommitKind.BOUNDARY
-            elif len(parent_ids) > 1:
-                kind = CommitKind.MERGE
-            elif not parent_ids:
-                kind = CommitKind.ROOT
-            else:
+            kind = _kind(sha, len(parent_ids), boundary)
+            if kind is CommitKind.CHANGE:
                 parent = self._repo.get(parent_ids[0])
                 if isinstance(parent, pygit2.Commit):
-                    kind = CommitKind.CHANGE
                     files = trees.changed_paths(parent.tree_id, commit.tree_id)
-                else:
+                else:  # a parent this clone lacks
                     kind = CommitKind.BOUNDARY
             yield CommitFacts(
                 sha=sha,
@@ -407,17 +401,20 @@ class _TreeDiffer:
             self._one(path + "/" + _decode(name), child_mode, child, paths)
 
 
+def _kind(sha: str, parents: int, boundary: Container[str]) -> CommitKind:
+    """What a commit with ``parents`` parents is to the history walk, before reading its trees."""
+    if sha in boundary:
+        return CommitKind.BOUNDARY
+    if parents > 1:
+        return CommitKind.MERGE
+    return CommitKind.CHANGE if parents else CommitKind.ROOT
+
+
 def _logged_facts(logged: list[LoggedCommit], boundary: Container[str]) -> Iterator[CommitFacts]:
     """``history``'s facts from what ``git log`` listed."""
     for sha, when, message, parents, files in logged:
-        if sha in boundary:  # git lists the commits a shallow clone cut off as parentless
-            kind = CommitKind.BOUNDARY
-        elif len(parents) > 1:
-            kind = CommitKind.MERGE
-        elif not parents:
-            kind = CommitKind.ROOT
-        else:
-            kind = CommitKind.CHANGE
+        # git lists the commits a shallow clone cut off as parentless: ``_kind`` tells them
+        kind = _kind(sha, len(parents), boundary)
         yield CommitFacts(
             sha=sha,
             time=when,

@@ -29,6 +29,21 @@ def _ref(source: str, name: str, kind: DynamicKind, file: str, line: int) -> Dyn
     return DynamicRef(source=Q(source), name=name, kind=kind, file=file, span=Span(line=line))
 
 
+def _method(qual: str, file: str, line: int) -> Node:
+    return Node(id=Q(qual), kind=NodeKind.METHOD, file=file, span=Span(line=line))
+
+
+def _views_import(target: str) -> Edge:
+    """``pkg/views.py`` importing ``target``: what ties its strings to the changed module."""
+    return Edge(
+        source=Q("pkg.views"),
+        target=Q(target),
+        kind=EdgeKind.IMPORT,
+        file="pkg/views.py",
+        span=Span(line=1),
+    )
+
+
 def _graph() -> CodeGraph:
     nodes = [
         Node(id=Q("pkg.auth"), kind=NodeKind.MODULE, file="pkg/auth.py", span=Span(line=1)),
@@ -118,16 +133,7 @@ def test_a_string_of_a_shared_name_is_weak_unless_its_file_imports_the_changed_m
         _ref("pkg.views", "get", DynamicKind.STRING_LITERAL, "pkg/views.py", 8),
         _ref("pkg.plugins", "get", DynamicKind.GETATTR, "pkg/plugins.py", 2),
     ]
-    imports = [
-        Edge(
-            source=Q("pkg.views"),
-            target=Q("pkg.auth.Login"),
-            kind=EdgeKind.IMPORT,
-            file="pkg/views.py",
-            span=Span(line=1),
-        )
-    ]
-    graph = CodeGraph.of(nodes, imports, dynamic)
+    graph = CodeGraph.of(nodes, [_views_import("pkg.auth.Login")], dynamic)
     hidden = find_hidden_channels(_change(ChangeType.METHOD_SIGNATURE, "pkg.auth.Login.get"), graph)
     # "get" names two definitions: a bare "get" is weak where nothing else ties it to pkg.auth;
     # a getattr of a name that is no dunder is an attribute lookup by that name, never weak
@@ -174,33 +180,14 @@ def test_a_module_getattr_that_serves_fixed_names_hides_only_those():
 def test_a_lookup_of_a_shared_dunder_by_string_is_weak_unless_its_file_imports_the_module():
     nodes = [
         Node(id=Q("pkg.auth"), kind=NodeKind.MODULE, file="pkg/auth.py", span=Span(line=1)),
-        Node(
-            id=Q("pkg.auth.Login.__call__"),
-            kind=NodeKind.METHOD,
-            file="pkg/auth.py",
-            span=Span(line=5),
-        ),
-        Node(
-            id=Q("pkg.cache.Cache.__call__"),
-            kind=NodeKind.METHOD,
-            file="pkg/cache.py",
-            span=Span(line=2),
-        ),
+        _method("pkg.auth.Login.__call__", "pkg/auth.py", 5),
+        _method("pkg.cache.Cache.__call__", "pkg/cache.py", 2),
     ]
     dynamic = [
         _ref("pkg.source.probe", "__call__", DynamicKind.GETATTR, "pkg/source.py", 3),
         _ref("pkg.views.call", "__call__", DynamicKind.GETATTR, "pkg/views.py", 8),
     ]
-    imports = [
-        Edge(
-            source=Q("pkg.views"),
-            target=Q("pkg.auth"),
-            kind=EdgeKind.IMPORT,
-            file="pkg/views.py",
-            span=Span(line=1),
-        )
-    ]
-    graph = CodeGraph.of(nodes, imports, dynamic)
+    graph = CodeGraph.of(nodes, [_views_import("pkg.auth")], dynamic)
     change = _change(ChangeType.METHOD_SIGNATURE, "pkg.auth.Login.__call__")
     # ``getattr(obj, "__call__")`` probes a protocol every class may implement
     assert [(u.file, u.weak) for u in find_hidden_channels(change, graph)] == [

@@ -315,10 +315,8 @@ def _deleted(ctx: _Context, definition: Definition) -> Change:
 def _owner_class(outline: Outline, definition: Definition) -> ast.AST | None:
     """The ``ast`` node of the class that held ``definition``, if ``outline`` still has it."""
     path = definition.path
-    for key, candidate in outline.defs.items():
-        if key[0] == "class" and candidate.path == path[:-1] and candidate.name == path[-1]:
-            return ast_of(outline, candidate)
-    return None
+    owner = outline.defs.get(("class", path[:-1], path[-1], 0))
+    return ast_of(outline, owner) if owner is not None else None
 
 
 def _stale_exports(ctx: _Context, path: tuple[str, ...], name: str) -> tuple[int, ...]:

@@ -295,16 +295,10 @@ def forward_references(walk: Walker, expr: ast.expr) -> None:
     alias): type refs of the classes they name, not identifier strings (they are no lookup)."""
     refs: list[tuple[Chain, Span]] = []
     skip = walk.skip_strings  # a nested generic's strings were read with the outer one
-    strings = [
-        n
-        for n in ast.walk(expr)
-        if type(n) is ast.Constant and type(n.value) is str and id(n) not in skip
-    ]
-    if not strings:
-        return
-    for string in strings:
-        annotation_chains(string, refs)
-        walk.skip_strings.add(id(string))
+    for node in ast.walk(expr):
+        if type(node) is ast.Constant and type(node.value) is str and id(node) not in skip:
+            annotation_chains(node, refs)
+            skip.add(id(node))
     scope = walk.scope.qualname
     for chain, span in refs:
         walk.type_refs.append(new_type_ref(scope, chain, span))
