@@ -44,7 +44,12 @@ from impact_ls.analysis.arguments import (
     bind_arguments,
 )
 from impact_ls.analysis.hierarchy import INHERITED_MEMBER, inherited_break, still_provided
-from impact_ls.analysis.overrides import OVERRIDE_MISMATCH, base_calls, override_break
+from impact_ls.analysis.overrides import (
+    OVERRIDE_MISMATCH,
+    base_calls,
+    keeps_signature,
+    override_break,
+)
 from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.model import (
     ArgShape,
@@ -299,14 +304,20 @@ def _inherited_call_breaks(
     method: QualName, graph: CodeGraph, args: ArgShape | None, *, bound: bool
 ) -> tuple[Break, ...]:
     """A call of a deleted method that now runs the one ``method`` a base defines, bound to
-    that one's parameters (a method without parameters in the graph is one we cannot read)."""
+    that one's parameters when they are its signature as written (``overrides.keeps_signature``;
+    a method without parameters in the graph is one we cannot read)."""
     node = graph.node(method)
-    if node is None or not node.params or args is None or not args.provable:
+    if (
+        node is None
+        or not node.params
+        or not keeps_signature(node.decorators)
+        or args is None
+        or not args.provable
+    ):
         return ()
-    static = any(d.rsplit(".", 1)[-1] == "staticmethod" for d in node.decorators)
     return tuple(
         Break(kind=b.kind, detail=f"now runs {method}: {b.detail}")
-        for b in bind_arguments(node.params, args, skip_first=bound and not static)
+        for b in bind_arguments(node.params, args, skip_first=bound)
     )
 
 

@@ -56,7 +56,7 @@ def override_break(
     ):
         return None
     node = graph.node(override)
-    if node is None or not node.params or not _plain(node.decorators):
+    if node is None or not node.params or not keeps_signature(node.decorators):
         return None
     for call in base_calls(change.entity, graph) if calls is None else calls:
         if call.source.rpartition(".")[2] == change.short_name:
@@ -92,7 +92,7 @@ def base_calls(entity: QualName, graph: CodeGraph) -> list[Edge]:
     return calls
 
 
-def _plain(decorators: tuple[str, ...]) -> bool:
+def keeps_signature(decorators: tuple[str, ...]) -> bool:
     """Whether the decorators keep the signature as written (a static or class method, a
     property, a wrapper of unknown shape do not)."""
     return all(d.split("(", 1)[0].rsplit(".", 1)[-1] in _TRANSPARENT for d in decorators)
