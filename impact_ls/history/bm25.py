@@ -23,7 +23,12 @@ MIN_TOKEN_CHARS = 2
 _WORDS = re.compile(r"[^\W_]+")
 # Acronyms stay whole up to the next capitalised word: HTTPServer → HTTP, Server.
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-_LONG_PART = re.compile(f"[^ ]{{{MIN_TOKEN_CHARS},}}")
+# ``_CAMEL``'s parts long enough to keep, in one pass: where a part ends never depends on what
+# came before it, so skipping a short part leaves the next one as ``_CAMEL`` would find it
+_LONG_CAMEL = re.compile(
+    f"[A-Z]{{{MIN_TOKEN_CHARS},}}(?![a-z])|[A-Z][a-z]{{{MIN_TOKEN_CHARS - 1},}}"
+    f"|[a-z]{{{MIN_TOKEN_CHARS},}}|[0-9]{{{MIN_TOKEN_CHARS},}}"
+)
 
 
 def tokenize(text: str) -> tuple[str, ...]:
@@ -31,8 +36,8 @@ def tokenize(text: str) -> tuple[str, ...]:
     if text.isascii():
         # Most messages: every word is split on camelCase, and as no part can span two words
         # one pass over the whole text gives the same parts as one pass per word.
-        # Joined, lowercased and filtered by length in C: a part holds no space.
-        return tuple(_LONG_PART.findall(" ".join(_CAMEL.findall(text)).lower()))
+        # Joined, lowercased and split again in C: a part holds no space.
+        return tuple(" ".join(_LONG_CAMEL.findall(text)).lower().split())
     tokens: list[str] = []
     for word in _WORDS.findall(text):
         if (word.islower() and word.isalpha()) or not word.isascii():

@@ -49,9 +49,8 @@ import os
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from cachetools import LRUCache
 
@@ -81,8 +80,7 @@ NOTE_NO_HISTORY = "git history has no commits to learn co-change from"
 _PARTNERS_LOCK = threading.Lock()  # cachetools caches are not thread-safe
 
 
-@dataclass(frozen=True, slots=True)
-class _Commit:
+class _Commit(NamedTuple):
     sha: str
     time: int
     tokens: tuple[str, ...]
@@ -112,22 +110,30 @@ class _Store:
         found = self.seen.get(sha, -1)
         if found >= 0:
             return found
-        ids: list[int] = []
-        for path in files:
-            fid = self.ids.get(path)
-            if fid is None:
-                fid = self.ids[path] = len(self.paths)
-                self.paths.append(path)
-            ids.append(fid)
         number = len(self.commits)
-        for fid in ids:
-            self.postings.setdefault(fid, []).append(number)
+        # once per commit of a cold build (13k on pytest): lookups spelled out, no list made
+        # for a key that has one already
+        ids: list[int] = []
+        known = self.ids
+        postings = self.postings
+        for path in files:
+            fid = known.get(path)
+            if fid is None:
+                fid = known[path] = len(self.paths)
+                self.paths.append(path)
+                postings[fid] = [number]
+            else:
+                postings[fid].append(number)
+            ids.append(fid)
+        token_postings = self.token_postings
         for token in set(tokens):
-            self.token_postings.setdefault(token, []).append(number)
+            numbers = token_postings.get(token)
+            if numbers is None:
+                token_postings[token] = [number]
+            else:
+                numbers.append(number)
         churn = 1.0 / math.log2(1 + len(ids))
-        self.commits.append(
-            _Commit(sha=sha, time=when, tokens=tokens, files=tuple(ids), churn=churn)
-        )
+        self.commits.append(_Commit(sha, when, tokens, tuple(ids), churn))
         self.seen[sha] = number
         return number
 

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from impact_ls.history.bm25 import Bm25Corpus, tokenize
 
@@ -23,6 +26,21 @@ from impact_ls.history.bm25 import Bm25Corpus, tokenize
 )
 def test_tokenize_splits_words_snake_and_camel_case(text: str, tokens: tuple[str, ...]) -> None:
     assert tokenize(text) == tokens
+
+
+def _by_the_definition(text: str) -> tuple[str, ...]:
+    """The docstring's rule word by word: camelCase parts of two characters or more, lowercased."""
+    return tuple(
+        part.lower()
+        for word in re.findall(r"[^\W_]+", text)
+        for part in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", word)
+        if len(part) >= 2
+    )
+
+
+@given(st.text(alphabet="aAbBzZ09_ -.:\n(", max_size=24))
+def test_the_one_pass_tokenizer_of_ascii_messages_splits_as_the_rule_says(text: str) -> None:
+    assert tokenize(text) == _by_the_definition(text)
 
 
 def _corpus() -> Bm25Corpus:
