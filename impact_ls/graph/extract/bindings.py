@@ -22,7 +22,7 @@ from impact_ls.graph.extract.syntax import (
     span_of,
     string_list,
 )
-from impact_ls.graph.extract.walker import new_assign, new_type_ref
+from impact_ls.graph.extract.walker import new_assign
 from impact_ls.graph.facts import CALL, ITEM, SUPER, UNKNOWN, AccessKind, Chain, ImportFact
 from impact_ls.model import Span
 
@@ -88,8 +88,7 @@ def visit_ann_assign(walk: Walker, node: ast.AnnAssign) -> None:
     """``x: T = value``: the annotation's classes are type refs; ``x`` has type ``T``."""
     refs: list[tuple[Chain, Span]] = []
     annotation_chains(node.annotation, refs)
-    for chain, span in refs:
-        walk.type_refs.append(new_type_ref(walk.scope.qualname, chain, span))
+    walk.record_type_refs(walk.scope.qualname, refs)
     _assign_target(walk, node.target, node.value, span_of(node), annotated=node.annotation)
     if node.value is not None:
         walk.visit(node.value)

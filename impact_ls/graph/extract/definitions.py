@@ -30,7 +30,7 @@ from impact_ls.graph.extract.syntax import (
     served_names,
     span_of,
 )
-from impact_ls.graph.extract.walker import new_assign, new_dynamic, new_type_ref
+from impact_ls.graph.extract.walker import new_assign, new_dynamic
 from impact_ls.graph.facts import (
     CALL,
     DECORATED,
@@ -379,8 +379,7 @@ def _annotations(
     if node.returns is not None:
         annotation_chains(node.returns, refs)
         returns = main_type(node.returns)
-    for chain, span in refs:
-        walk.type_refs.append(new_type_ref(qualname, chain, span))
+    walk.record_type_refs(qualname, refs)
     return param_types, returns
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from impact_ls.graph.extract.scopes import CallUse
 from impact_ls.graph.extract.syntax import annotation_chains, arg_shape, chain_of, span_of
-from impact_ls.graph.extract.walker import new_assign, new_type_ref
+from impact_ls.graph.extract.walker import new_assign
 from impact_ls.graph.facts import CALL, ITEM, SUPER, UNKNOWN, Chain
 from impact_ls.model import ArgShape, Span
 
@@ -299,6 +299,4 @@ def forward_references(walk: Walker, expr: ast.expr) -> None:
         if type(node) is ast.Constant and type(node.value) is str and id(node) not in skip:
             annotation_chains(node, refs)
             skip.add(id(node))
-    scope = walk.scope.qualname
-    for chain, span in refs:
-        walk.type_refs.append(new_type_ref(scope, chain, span))
+    walk.record_type_refs(walk.scope.qualname, refs)

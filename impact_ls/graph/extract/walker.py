@@ -312,6 +312,11 @@ class Walker:
         self.pend(use)
         self.accesses.append(use)
 
+    def record_type_refs(self, scope: str, refs: list[tuple[Chain, Span]]) -> None:
+        """Type refs from ``scope`` to the classes a type expression names (``annotation_chains``
+        output)."""
+        self.type_refs.extend([new_type_ref(scope, chain, span) for chain, span in refs])
+
     def record_name(self, name: str, node: ast.AST) -> None:
         """A read of a plain name that may be a module global (or a local, settled later)."""
         self.record_access((name,), span_of(node), AccessKind.READ)
