@@ -3,11 +3,13 @@
 Mining. ``CoChangeIndex.build`` walks every commit reachable from HEAD — the commits of merged
 pull-request branches included, not only the first-parent chain, where a project that merges
 pull requests keeps little of a file's history — and keeps, per commit, its committer time, its
-tokenized message and the paths it changed against its parent (no rename detection). Merges
-are skipped (their changes belong to the merged commits, which are walked themselves), so are
-root commits (a whole tree imported at once says nothing about coupling), commits cut off by a
-shallow clone, and commits touching more than ``max_commit_files`` paths (sweeping refactors,
-vendoring, formatting).
+tokenized message, how many paths it changed against its parent (no rename detection) and which
+of them are Python files: a partner of a Python file is a Python file (changelogs and docs change
+with everything), so only those are paired. Merges are skipped (their changes belong to the
+merged commits, which are walked themselves), so are root commits (a whole tree imported at once
+says nothing about coupling), commits cut off by a shallow clone, commits touching more than
+``max_commit_files`` paths (sweeping refactors, vendoring, formatting) and commits that change
+no Python file (a third of pytest's: no Python file's history holds them).
 
 Caching. The mined commits are stored under ``cache_dir`` as ``cochange-<head sha>.json``. A file
 for the current HEAD is reused as is; ``refresh`` after HEAD moved forward mines only the commits
@@ -24,7 +26,7 @@ Each commit c weighs
 
     w(c) = relevance(c) * churn(c)
     relevance(c) = FLOOR + (1 - FLOOR) * bm25(message(c), task_text) / max over C(f) of bm25
-    churn(c)     = 1 / log2(1 + |files(c)|)
+    churn(c)     = 1 / log2(1 + |paths(c)|)
 
 and ``score(f, g) = Σ_{c ∈ C(f), g ∈ c} w(c) / Σ_{c ∈ C(f)} w(c)``: the relevance-weighted share
 of f's history in which g changed too. It lies in [0, 1]; the spec's "churn weights it by how
@@ -33,10 +35,10 @@ commits, whose pairs are weaker evidence than those of a two-file commit. ``FLOO
 pure co-change alive: when no message matches the task text every relevance is the same floor,
 which cancels out and leaves the plain co-change share; when some match, the best-matching commit
 counts five times as much as an unrelated one. BM25's collection statistics are taken over the
-commits before ``before`` only. Only direct partners are returned (L = 1): a partner's partner is
-never followed. Scores are rounded to 4 decimals, zero scores and the input files dropped, at most
-``limit`` partners kept per input file, and the union (maximum score per partner) sorted by score
-descending, then path.
+indexed commits before ``before`` only. Only direct partners are returned (L = 1): a partner's
+partner is never followed. Scores are rounded to 4 decimals, zero scores and the input files
+dropped, at most ``limit`` partners kept per input file, and the union (maximum score per
+partner) sorted by score descending, then path.
 """
 
 from __future__ import annotations
@@ -62,8 +64,9 @@ from impact_ls.model import CoChange
 
 logger = logging.getLogger(__name__)
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 RELEVANCE_FLOOR = 0.2
+PYTHON_SUFFIX = ".py"  # the files co-change pairs
 CACHE_PREFIX = "cochange-"
 CACHE_SUFFIX = ".json"
 # A delta chain longer than this is written out in full, bounding the cost of a cold load.
@@ -84,7 +87,8 @@ class _Commit(NamedTuple):
     sha: str
     time: int
     tokens: tuple[str, ...]
-    files: tuple[int, ...]
+    files: tuple[int, ...]  # the Python files it changed
+    width: int  # how many paths it changed in all
     churn: float
 
 
@@ -106,7 +110,10 @@ class _Store:
         self.token_postings: dict[str, list[int]] = {}
         self.seen: dict[str, int] = {}
 
-    def add(self, sha: str, when: int, tokens: tuple[str, ...], files: Iterable[str]) -> int:
+    def add(
+        self, sha: str, when: int, tokens: tuple[str, ...], files: Iterable[str], width: int
+    ) -> int:
+        """Index commit ``sha``: its Python ``files`` of the ``width`` paths it changed."""
         found = self.seen.get(sha, -1)
         if found >= 0:
             return found
@@ -132,8 +139,8 @@ class _Store:
                 token_postings[token] = [number]
             else:
                 numbers.append(number)
-        churn = 1.0 / math.log2(1 + len(ids))
-        self.commits.append(_Commit(sha, when, tokens, tuple(ids), churn))
+        churn = 1.0 / math.log2(1 + width)
+        self.commits.append(_Commit(sha, when, tokens, tuple(ids), width, churn))
         self.seen[sha] = number
         return number
 
@@ -469,7 +476,7 @@ class CoChangeIndex:
                     local[fid] = len(paths)
                     paths.append(store.paths[fid])
                 ids.append(local[fid])
-            rows.append([commit.sha, commit.time, " ".join(commit.tokens), ids])
+            rows.append([commit.sha, commit.time, " ".join(commit.tokens), ids, commit.width])
         payload = {
             "version": FORMAT_VERSION,
             "head": self.head,
@@ -494,8 +501,14 @@ def _mine(
             number = store.seen.get(fact.sha, -1)
         else:
             read += 1
-            if fact.kind is CommitKind.CHANGE and 0 < len(fact.files) <= max_files:
-                number = store.add(fact.sha, fact.time, tokenize(fact.message), fact.files)
+            python = (
+                [p for p in fact.files if p.endswith(PYTHON_SUFFIX)]
+                if fact.kind is CommitKind.CHANGE and len(fact.files) <= max_files
+                else None
+            )
+            if python:
+                width = len(fact.files)
+                number = store.add(fact.sha, fact.time, tokenize(fact.message), python, width)
             else:
                 store.skip(fact.sha)
                 number = -1
@@ -528,10 +541,9 @@ def _load(
     members: set[int] = set()
     for payload in reversed(chain):
         paths = payload["paths"]
-        for commit_sha, when, message, ids in payload["commits"]:
-            members.add(
-                store.add(commit_sha, when, tuple(message.split()), (paths[i] for i in ids))
-            )
+        for commit_sha, when, message, ids, width in payload["commits"]:
+            files = (paths[i] for i in ids)
+            members.add(store.add(commit_sha, when, tuple(message.split()), files, width))
     return frozenset(members), len(chain) - 1
 
 
@@ -569,9 +581,9 @@ def _valid(payload: Any, head: str, max_files: int, shallow: bool) -> bool:
         return False
     count = len(paths)
     for row in commits:
-        if not (isinstance(row, list) and len(row) == 4):
+        if not (isinstance(row, list) and len(row) == 5):
             return False
-        sha, when, message, ids = row
+        sha, when, message, ids, width = row
         if not isinstance(sha, str) or len(sha) != _SHA_CHARS:
             return False
         if not isinstance(when, int) or isinstance(when, bool) or not isinstance(message, str):
@@ -579,6 +591,8 @@ def _valid(payload: Any, head: str, max_files: int, shallow: bool) -> bool:
         if not isinstance(ids, list) or not ids:
             return False
         if not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < count for i in ids):
+            return False
+        if not isinstance(width, int) or isinstance(width, bool) or width < len(ids):
             return False
     return True
 

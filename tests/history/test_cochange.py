@@ -175,6 +175,39 @@ def test_commits_touching_more_than_the_cap_are_skipped(plant: Plant, miner: str
     )
 
 
+def test_only_python_files_pair_and_the_other_paths_count_for_breadth(
+    plant: Plant, miner: str, tmp_path: Path
+) -> None:
+    root = plant(
+        {"hub.py": "HUB = 1\n"},
+        """
+        [[commit]]
+        message = "Hub, docs and changelog"
+        date = "2024-01-02T00:00:00Z"
+        touch = ["hub.py", "wide.py", "CHANGES.rst", "docs/hub.md"]
+
+        [[commit]]
+        message = "Hub and a helper"
+        date = "2024-01-03T00:00:00Z"
+        touch = ["hub.py", "helper.py"]
+
+        [[commit]]
+        message = "Docs alone"
+        date = "2024-01-04T00:00:00Z"
+        touch = ["README.md"]
+        """,
+    )
+    cache = tmp_path / "cache"
+    built = _index(root, cache)
+    # "Docs alone" changes no Python file: no Python file's history holds it
+    assert built.commit_count == 2
+    # churn of the four-path commit 1/log2(5) = 0.4307, of the two-path one 1/log2(3) = 0.6309
+    expected = [("helper.py", 0.5943), ("wide.py", 0.4057)]
+    assert _pairs(built.partners(["hub.py"], task_text="", before=FAR_FUTURE)) == expected
+    cached = _index(root, cache)
+    assert _pairs(cached.partners(["hub.py"], task_text="", before=FAR_FUTURE)) == expected
+
+
 def test_merged_branch_commits_count_and_merges_do_not(plant: Plant, miner: str) -> None:
     root = plant(
         {"hub.py": "HUB = 1\n"},
@@ -229,6 +262,8 @@ def test_the_cache_of_a_head_is_reused(basic_repo: Path, tmp_path: Path) -> None
         "[]",
         '{"version": 1}',
         "RIGHT_HEAD_BAD_IDS",
+        "RIGHT_HEAD_NARROW_COMMIT",
+        "RIGHT_HEAD_OLD_ROWS",
     ],
 )
 def test_a_corrupt_cache_is_a_miss_and_is_rewritten(
@@ -238,9 +273,15 @@ def test_a_corrupt_cache_is_a_miss_and_is_rewritten(
     _index(basic_repo, cache)
     head = _open(basic_repo).head_sha()
     path = cache / f"cochange-{head}.json"
-    if damage == "RIGHT_HEAD_BAD_IDS":
+    if damage.startswith("RIGHT_HEAD_"):
         payload = json.loads(path.read_text(encoding="utf-8"))
-        payload["commits"][0][3] = [999]
+        row = payload["commits"][0]
+        if damage == "RIGHT_HEAD_BAD_IDS":
+            row[3] = [999]
+        elif damage == "RIGHT_HEAD_NARROW_COMMIT":
+            row[4] = len(row[3]) - 1  # fewer paths than its Python files
+        else:
+            payload["commits"] = [r[:4] for r in payload["commits"]]  # format 2's rows
         damage = json.dumps(payload)
     path.write_text(damage, encoding="utf-8")
     rebuilt = _index(basic_repo, cache)
