@@ -18,9 +18,9 @@ import logging
 import re
 import sys
 from collections.abc import Container, Iterator
-from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, ReferenceType, SortMode
@@ -64,9 +64,11 @@ class CommitKind(StrEnum):
     SEEN = "seen"  # read by the caller before (``history(known=…)``): not read again
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CommitFacts:
-    """One commit of the history: when, why, its first parent, which paths changed."""
+class CommitFacts(NamedTuple):
+    """One commit of the history: when, why, its first parent, which paths changed.
+
+    A named tuple, not a frozen dataclass: a history is read by the ten thousand commits, and a
+    tuple is made in a third of the time."""
 
     sha: str
     time: int

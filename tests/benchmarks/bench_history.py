@@ -165,7 +165,8 @@ def _run(clone: Path, work: Path) -> dict[str, float | int | str]:
         cpus.append(time.process_time() - cpu)
         assert current.mined_commits == 1
 
-    touched = Counter(path for fact in walked for path in fact.files)
+    # the Python file with the most history (co-change pairs Python files only)
+    touched = Counter(path for fact in walked for path in fact.files if path.endswith(".py"))
     hot_path = touched.most_common(1)[0][0] if touched else ""
     query_started = time.perf_counter()
     index.partners([hot_path], task_text="fix bug in parser", before=2**40)
