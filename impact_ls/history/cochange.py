@@ -59,7 +59,8 @@ from cachetools import LRUCache
 from impact_ls import config
 from impact_ls.cachedir import prepare_cache_dir
 from impact_ls.history.bm25 import Bm25Corpus, tokenize
-from impact_ls.history.repo import CommitFacts, CommitKind, GitRepo
+from impact_ls.history.commits import CommitFacts, CommitKind
+from impact_ls.history.repo import GitRepo
 from impact_ls.model import CoChange
 
 logger = logging.getLogger(__name__)

@@ -22,8 +22,10 @@ import logging
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from pathlib import Path
+
+from impact_ls.history.commits import CommitFacts, CommitKind, commit_kind
 
 logger = logging.getLogger(__name__)
 
@@ -47,13 +49,14 @@ _REDIRECTS = frozenset(
         "GIT_CONFIG_COUNT",
     }
 )
-# sha, committer time, message, parent shas, changed paths (empty unless one parent)
-LoggedCommit = tuple[str, int, str, tuple[str, ...], tuple[str, ...]]
 
 
-def read_history(git_dir: Path, head: str) -> list[LoggedCommit] | None:
+def read_history(
+    git_dir: Path, head: str, boundary: Container[str] = frozenset()
+) -> list[CommitFacts] | None:
     """Every commit reachable from the commit ``head``, newest first (committer time among
-    commits not ordered by ancestry), or ``None`` when git cannot say."""
+    commits not ordered by ancestry), or ``None`` when git cannot say. ``boundary`` holds the
+    commits a shallow clone cut off from their parents (git lists them as parentless)."""
     git = shutil.which("git")
     if git is None:
         return None
@@ -87,7 +90,7 @@ def read_history(git_dir: Path, head: str) -> list[LoggedCommit] | None:
             env=env,
         ) as process:
             assert process.stdout is not None
-            commits = _parse(process.stdout.read)
+            commits = _parse(process.stdout.read, boundary)
             code = process.wait()
     except (OSError, ValueError) as exc:
         logger.info("git log could not read %s (%s); reading history through pygit2", git_dir, exc)
@@ -98,9 +101,9 @@ def read_history(git_dir: Path, head: str) -> list[LoggedCommit] | None:
     return commits
 
 
-def _parse(read: Callable[[int], bytes]) -> list[LoggedCommit] | None:
+def _parse(read: Callable[[int], bytes], boundary: Container[str]) -> list[CommitFacts] | None:
     """The commits of the output ``read`` streams, or ``None`` when a record does not parse."""
-    commits: list[LoggedCommit] = []
+    commits: list[CommitFacts] = []
     pending = b""
     while True:
         chunk = read(_CHUNK)
@@ -110,7 +113,7 @@ def _parse(read: Callable[[int], bytes]) -> list[LoggedCommit] | None:
         for record in records:
             if not record:
                 continue
-            commit = _record(record)
+            commit = _record(record, boundary)
             if commit is None:
                 return None
             commits.append(commit)
@@ -118,7 +121,7 @@ def _parse(read: Callable[[int], bytes]) -> list[LoggedCommit] | None:
             return commits
 
 
-def _record(record: bytes) -> LoggedCommit | None:
+def _record(record: bytes, boundary: Container[str]) -> CommitFacts | None:
     """One commit: ``<sha> <parents>\\0<time>\\0<message>\\0`` then, after ``\\0\\n``, its
     changed paths, each ending in ``\\0``."""
     parts = record.split(b"\0", 3)
@@ -128,11 +131,20 @@ def _record(record: bytes) -> LoggedCommit | None:
     shas = head.decode("ascii", "replace").split()
     if not shas or len(shas[0]) != _SHA_CHARS or not when.isdigit():
         return None
-    sha, parents = shas[0], tuple(shas[1:])
+    sha, parents = shas[0], shas[1:]
+    kind = commit_kind(sha, len(parents), boundary)
     files: tuple[str, ...] = ()
-    if len(parents) == 1 and rest:
+    if kind is CommitKind.CHANGE and rest:
         # git ends the header with ``\0\n``; a root commit's or a merge's paths are not listed
         names = rest.removeprefix(b"\0").removeprefix(b"\n")
         # decoded as ``os.fsdecode`` decodes a path on POSIX (what pygit2 reports)
         files = tuple(sorted(filter(None, names.decode("utf-8", "surrogateescape").split("\0"))))
-    return sha, int(when), message.decode("utf-8", "replace"), parents, files
+    return CommitFacts(
+        sha,
+        int(when),
+        message.decode("utf-8", "replace"),
+        kind,
+        # git lists a commit a shallow clone cut off as parentless: ``commit_kind`` tells it
+        parents[0] if parents and kind is not CommitKind.BOUNDARY else None,
+        files,
+    )

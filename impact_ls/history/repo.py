@@ -16,22 +16,16 @@ from __future__ import annotations
 
 import logging
 import re
-import sys
 from collections.abc import Container, Iterator
 from itertools import islice
 from pathlib import Path, PurePosixPath
-from typing import NamedTuple
 
 import pygit2
 from pygit2.enums import DeltaStatus, DiffOption, ReferenceType, SortMode
 
 from impact_ls.errors import RevisionError
-from impact_ls.history.gitlog import LoggedCommit, read_history
-
-if sys.version_info >= (3, 11):
-    from enum import StrEnum
-else:  # pragma: no cover - exercised only on 3.10
-    from impact_ls.model import StrEnum
+from impact_ls.history.commits import CommitFacts, CommitKind, commit_kind
+from impact_ls.history.gitlog import read_history
 
 logger = logging.getLogger(__name__)
 
@@ -52,30 +46,6 @@ _MODE_TYPES = {
     b"120000": 0o120000,
     b"160000": 0o160000,
 }
-
-
-class CommitKind(StrEnum):
-    """How a commit of the history relates to its parents."""
-
-    CHANGE = "change"  # one parent, diffed against it
-    MERGE = "merge"  # two or more parents: not diffed (its changes belong to the merged commits)
-    ROOT = "root"  # no parent: imports a whole tree at once, not diffed
-    BOUNDARY = "boundary"  # its parent is cut off by a shallow clone: not diffed
-    SEEN = "seen"  # read by the caller before (``history(known=…)``): not read again
-
-
-class CommitFacts(NamedTuple):
-    """One commit of the history: when, why, its first parent, which paths changed.
-
-    A named tuple, not a frozen dataclass: a history is read by the ten thousand commits, and a
-    tuple is made in a third of the time."""
-
-    sha: str
-    time: int
-    message: str
-    kind: CommitKind
-    parent: str | None = None
-    files: tuple[str, ...] = ()
 
 
 class GitRepo:
@@ -232,9 +202,9 @@ class GitRepo:
             return
         if hide is None and not known:
             # a whole history: git compares trees several times faster (gitlog.py)
-            logged = read_history(Path(self._repo.path), str(target))
+            logged = read_history(Path(self._repo.path), str(target), boundary)
             if logged is not None:
-                yield from _logged_facts(logged, boundary)
+                yield from logged
                 return
         walker = self._repo.walk(target, SortMode.TOPOLOGICAL | SortMode.TIME)
         if hide is not None:
@@ -251,7 +221,7 @@ class GitRepo:
                 continue
             parent_ids = [] if sha in boundary else commit.parent_ids
             files: tuple[str, ...] = ()
-            kind = _kind(sha, len(parent_ids), boundary)
+            kind = commit_kind(sha, len(parent_ids), boundary)
             if kind is CommitKind.CHANGE:
                 parent = self._repo.get(parent_ids[0])
                 if isinstance(parent, pygit2.Commit):
@@ -401,30 +371,6 @@ class _TreeDiffer:
         for entry in self._entries(oid):
             child_mode, name, child = _split_entry(entry)
             self._one(path + "/" + _decode(name), child_mode, child, paths)
-
-
-def _kind(sha: str, parents: int, boundary: Container[str]) -> CommitKind:
-    """What a commit with ``parents`` parents is to the history walk, before reading its trees."""
-    if sha in boundary:
-        return CommitKind.BOUNDARY
-    if parents > 1:
-        return CommitKind.MERGE
-    return CommitKind.CHANGE if parents else CommitKind.ROOT
-
-
-def _logged_facts(logged: list[LoggedCommit], boundary: Container[str]) -> Iterator[CommitFacts]:
-    """``history``'s facts from what ``git log`` listed."""
-    for sha, when, message, parents, files in logged:
-        # git lists the commits a shallow clone cut off as parentless: ``_kind`` tells them
-        kind = _kind(sha, len(parents), boundary)
-        yield CommitFacts(
-            sha=sha,
-            time=when,
-            message=message,
-            kind=kind,
-            parent=parents[0] if parents and kind is not CommitKind.BOUNDARY else None,
-            files=files if kind is CommitKind.CHANGE else (),
-        )
 
 
 def _split_entry(entry: bytes) -> tuple[int, bytes, bytes]:

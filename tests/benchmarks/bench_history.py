@@ -31,8 +31,9 @@ from collections import Counter
 from pathlib import Path
 
 from impact_ls.history.cochange import CoChangeIndex
+from impact_ls.history.commits import CommitKind
 from impact_ls.history.plant import plant_history
-from impact_ls.history.repo import CommitKind, GitRepo
+from impact_ls.history.repo import GitRepo
 
 REFRESH_ROUNDS = 7
 

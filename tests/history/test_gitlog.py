@@ -15,8 +15,9 @@ import pytest
 from pygit2.enums import FileMode
 
 from impact_ls.history.cochange import CoChangeIndex
+from impact_ls.history.commits import CommitFacts, CommitKind
 from impact_ls.history.gitlog import read_history
-from impact_ls.history.repo import CommitFacts, CommitKind, GitRepo
+from impact_ls.history.repo import GitRepo
 
 from .helpers import GIT, git
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from impact_ls.errors import RevisionError
-from impact_ls.history.repo import CommitKind, GitRepo
+from impact_ls.history.commits import CommitKind
+from impact_ls.history.repo import GitRepo
 
 from .helpers import epoch, git
 

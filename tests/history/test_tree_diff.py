@@ -14,7 +14,8 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import DeltaStatus, FileMode
 
-from impact_ls.history.repo import CommitKind, GitRepo
+from impact_ls.history.commits import CommitKind
+from impact_ls.history.repo import GitRepo
 
 # A file tree as nested dicts: a str value is a blob's text, a (mode, text) pair a blob with
 # that mode, a dict a folder, an Oid a submodule commit.
