@@ -119,7 +119,7 @@ class _Store:
         if found >= 0:
             return found
         number = len(self.commits)
-        # once per commit of a cold build (13k on pytest): lookups spelled out, no list made
+        # once per commit of a cold build (8.5k on pytest): lookups spelled out, no list made
         # for a key that has one already
         ids: list[int] = []
         known = self.ids
