@@ -20,9 +20,12 @@ Contract:
              proves broken — unprovable, still binding or name-matched — is MAY-IMPACT iff its
              file co-changes with the edited file at ≥ ``cochange_support`` (beyond distance 1:
              ≥ ``cochange_min``) or is an edited file, else LOW-RISK; and a test file the test map
-             selects that co-changes so gets one MAY-IMPACT entry (``TestedBy``, its most
-             confident test) when no other entry puts it there (issue 11: on real commits,
-             reached files under that share were nearly never edited with the change).
+             selects that co-changes so, or is named for the edited module (``test_<module>.py``,
+             ``<module>_test.py``: its own tests, by pytest's naming convention), gets one
+             MAY-IMPACT entry (``TestedBy``, its most confident test) when no other entry puts
+             it there (issue 11: on real commits, reached files under that share were nearly
+             never edited with the change; a module's own selected test file was, three times
+             in four).
              Without history: a distance-1 call or instantiation that binding proved still
              binds is LOW-RISK; any other distance-1 site that is unprovable or whose member
              has lex ≥ ``lex_min``, test confidence ≥ ``test_min`` or conf ≥ ``may_min`` is
@@ -273,7 +276,8 @@ def _tested_entries(
     settings: Settings,
     cochange: Mapping[str, float],
 ) -> list[TriageEntry]:
-    """A selected test file that co-changes with the edit: one ``TestedBy`` MAY-IMPACT entry.
+    """A selected test file tied to the edit — it co-changes with the edited file, or is named
+    for the edited module — gets one ``TestedBy`` MAY-IMPACT entry.
 
     Only for a test file (a ``tests``/``test`` folder, ``test_*.py``, ``*_test.py``,
     ``conftest.py``) no other entry already puts in MAY-IMPACT or MUST-INSPECT, never for an
@@ -284,11 +288,8 @@ def _tested_entries(
     out = []
     for site in tested:
         share = cochange.get(site.test_file, 0.0)
-        if (
-            share < settings.cochange_support
-            or site.test_file in shown | edited
-            or not _is_test_file(site.test_file)
-        ):
+        tied = share >= settings.cochange_support or _named_for(site.test_file, site.changed_file)
+        if not tied or site.test_file in shown | edited or not _is_test_file(site.test_file):
             continue
         change = next(
             (c for c in changes if c.file == site.changed_file and c.change_type not in _NO_REACH),
@@ -439,6 +440,19 @@ def _rank_group(file: str) -> int:
     if file.split("/", 1)[0] in _DOC_FOLDERS:
         return 2
     return 1 if _is_test_file(file) else 0
+
+
+def _named_for(test_file: str, module_file: str) -> bool:
+    """Whether ``test_file`` is ``test_<module>.py`` or ``<module>_test.py`` for the module
+    ``module_file`` (a private module's leading underscores dropped; a package's
+    ``__init__.py`` named by its folder)."""
+    parts = module_file.split("/")
+    stem = parts[-1].removesuffix(".py")
+    if stem == "__init__" and len(parts) > 1:
+        stem = parts[-2]
+    stem = stem.lstrip("_")
+    name = test_file.rsplit("/", 1)[-1]
+    return bool(stem) and name in (f"test_{stem}.py", f"{stem}_test.py")
 
 
 def _is_test_file(file: str) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from types import MappingProxyType
 
 from impact_ls.analysis.binding import Breaks, bind_sites
@@ -489,3 +490,39 @@ def test_a_selected_test_file_that_co_changes_gets_one_tested_by_entry():
         ranked, (CHANGE,), breaks=Breaks(), hidden=(), settings=Settings(), tested=sites
     )
     assert "tests/test_login.py" not in {e.file for e in plain.may_impact}
+
+
+def test_a_selected_test_file_named_for_the_edited_module_gets_a_tested_by_entry():
+    def tested(file: str, changed: str) -> TestedSite:
+        entity = Q(file.removesuffix(".py").replace("/", ".") + ".test_it")
+        return TestedSite(test_file=file, entity=entity, line=3, conf=0.56, changed_file=changed)
+
+    sites = (
+        tested("tests/test_auth.py", "pkg/auth.py"),  # the module's own tests
+        tested("tests/unit/auth_test.py", "pkg/auth.py"),
+        tested("tests/test_store.py", "pkg/_store.py"),  # a private module's
+        tested("tests/test_pkg.py", "pkg/__init__.py"),  # a package's
+        tested("tests/test_authz.py", "pkg/auth.py"),  # another module's name
+        tested("tests/test_views.py", "pkg/auth.py"),
+    )
+    changes = (
+        CHANGE,
+        replace(CHANGE, file="pkg/_store.py", entity=Q("pkg._store.login")),
+        replace(CHANGE, file="pkg/__init__.py", entity=Q("pkg.login")),
+    )
+    # the edited files have history, none of it shared with these test files
+    triage = triage_members(
+        [],
+        changes,
+        breaks=Breaks(),
+        hidden=(),
+        settings=Settings(),
+        cochange={"pkg/other.py": 0.5},
+        tested=sites,
+    )
+    assert [(e.file, e.relation, e.conf) for e in triage.may_impact] == [
+        ("tests/test_auth.py", Relation.TESTED_BY, 0.35),
+        ("tests/test_pkg.py", Relation.TESTED_BY, 0.35),
+        ("tests/test_store.py", Relation.TESTED_BY, 0.35),
+        ("tests/unit/auth_test.py", Relation.TESTED_BY, 0.35),
+    ]
