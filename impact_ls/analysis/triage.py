@@ -24,8 +24,8 @@ Contract:
              ``<module>_test.py``: its own tests, by pytest's naming convention), gets one
              MAY-IMPACT entry (``TestedBy``, its most confident test) when no other entry puts
              it there (issue 11: on real commits, reached files under that share were nearly
-             never edited with the change; a module's own selected test file was, three times
-             in four).
+             never edited with the change; a module's own selected test file that nothing else
+             listed was, one time in two).
              Without history: a distance-1 call or instantiation that binding proved still
              binds is LOW-RISK; any other distance-1 site that is unprovable or whose member
              has lex ≥ ``lex_min``, test confidence ≥ ``test_min`` or conf ≥ ``may_min`` is
