@@ -531,6 +531,22 @@ def test_with_history_a_site_nothing_proves_broken_is_may_only_where_its_file_co
     assert cart.conf == round(0.35 + 0.65 * shares["pkg/cart.py"], 4)
 
 
+def test_with_history_the_edited_modules_own_selected_test_file_is_listed_without_a_tie(
+    tmp_path: Path,
+):
+    own = "from pkg.cart import checkout\n\n\ndef test_checkout():\n    assert checkout([2])\n"
+    root = _planted(tmp_path, {**PRICES, "tests/test_price.py": own}, PRICE_HISTORY)
+    price = root / "pkg/price.py"
+    price.write_text("def total(items, tax=0):\n    return sum(items) + tax\n", encoding="utf-8")
+    report = Engine.open(root, {"jedi_confirm": False}).analyze_worktree()
+    assert "tests/test_price.py" not in {c.file for c in report.cochange}
+    may = {(e.file, e.line, e.relation.value) for e in report.triage.may_impact}
+    # test_price.py is price.py's own test file by name, and the test map selects it
+    assert ("tests/test_price.py", 4, "TestedBy") in may
+    # test_far.py is selected too, but neither history nor its name ties it to price.py
+    assert "tests/test_far.py" not in {f for f, *_ in may}
+
+
 def test_without_history_the_same_edit_keeps_the_unprovable_and_hidden_sites():
     after = "def total(items, tax=0):\n    return sum(items) + tax\n"
     report = _analyze(PRICES, "pkg/price.py", after)
