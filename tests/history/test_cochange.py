@@ -205,6 +205,7 @@ def test_only_python_files_pair_and_the_other_paths_count_for_breadth(
     expected = [("helper.py", 0.5943), ("wide.py", 0.4057)]
     assert _pairs(built.partners(["hub.py"], task_text="", before=FAR_FUTURE)) == expected
     cached = _index(root, cache)
+    assert cached.mined_commits == 0  # read back from the cache, breadth included
     assert _pairs(cached.partners(["hub.py"], task_text="", before=FAR_FUTURE)) == expected
 
 
