@@ -30,6 +30,7 @@ import logging
 
 from impact_ls.analysis.relations import select_relations
 from impact_ls.graph.codegraph import CodeGraph
+from impact_ls.graph.facts import is_dunder
 from impact_ls.model import (
     ANY_NAME,
     Change,
@@ -73,7 +74,8 @@ def find_hidden_channels(change: Change, graph: CodeGraph) -> tuple[Unanalyzable
     out = set()
     for ref in refs:
         weak = ref.name in shared and (
-            ref.kind is DynamicKind.STRING_LITERAL or _is_dunder(ref.name)
+            # ``getattr(obj, "__call__")`` probes a protocol, not the changed class
+            ref.kind is DynamicKind.STRING_LITERAL or is_dunder(ref.name)
         )
         if weak and ref.file not in tied:
             tied[ref.file] = _imports_module(ref.file, module, graph)
@@ -90,12 +92,6 @@ def find_hidden_channels(change: Change, graph: CodeGraph) -> tuple[Unanalyzable
         )
     logger.debug("hidden channels of %s: %d", change.entity, len(out))
     return tuple(sorted(out, key=lambda u: (u.file, u.line, u.entity, u.name, u.reason)))
-
-
-def _is_dunder(name: str) -> bool:
-    """A protocol name (``__call__``, ``__repr__``): any class may define it, so a lookup of it
-    by string (``getattr(obj, "__call__")``) probes a protocol, not the changed class."""
-    return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
 def _names(change: Change) -> list[str]:

@@ -53,6 +53,12 @@ ITEM = "[]"  # an element of a container: ``fns[0]`` is ``("fns", "[]")``
 # ``def f(key=ident)`` is ``("f", "=", "key")`` ← ``("ident",)``
 DEFAULT = "="
 
+
+def is_dunder(name: str) -> bool:
+    """A special method's name (``__call__``, ``__repr__``): a protocol any class may define."""
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
 _FROZEN: dict[str, bool] = {"frozen": True, "slots": True, "kw_only": True}
 
 
@@ -698,4 +704,5 @@ __all__ = [
     "facts_from_bytes",
     "facts_to_bytes",
     "gc_paused",
+    "is_dunder",
 ]

@@ -21,6 +21,7 @@ from impact_ls.graph.facts import (
     CallFact,
     Chain,
     DefFact,
+    is_dunder,
 )
 from impact_ls.graph.fastinit import fast_init
 from impact_ls.graph.resolve import import_edges, pytest_edges
@@ -98,10 +99,6 @@ def _through_instance(owner: Value) -> bool:
 
 def _unique(edges: Iterable[Edge]) -> list[Edge]:
     return list(dict.fromkeys(edges))
-
-
-def _is_dunder(name: str) -> bool:
-    return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
 _new_edge = fast_init(Edge)
@@ -263,7 +260,7 @@ class FileResolver:
                 target = union([target, *self.values.subclasses(target)])
             return self._edges_to(info.qual(call.scope), target, call)
         name = chain[-1]
-        special = _is_dunder(name)
+        special = is_dunder(name)
         if special and not self._linkable(name):
             return []  # no class of the project defines it: nothing to link, nothing to walk
         if special:
