@@ -43,7 +43,12 @@ from impact_ls.analysis.arguments import (
     UNKNOWN_KEYWORD,
     bind_arguments,
 )
-from impact_ls.analysis.hierarchy import INHERITED_MEMBER, inherited_break, still_provided
+from impact_ls.analysis.hierarchy import (
+    INHERITED_MEMBER,
+    Provided,
+    inherited_break,
+    still_provided,
+)
 from impact_ls.analysis.overrides import (
     OVERRIDE_MISMATCH,
     base_calls,
@@ -122,10 +127,18 @@ def bind_sites(members: Sequence[Member], changes: Sequence[Change], graph: Code
         change_of.setdefault(each.entity, each)
     found: dict[SiteKey, tuple[Break, ...]] = {}
     overrides = _OverrideMemo()
+    # whether a deleted method's class still has the name: one graph search per change, not
+    # one per call site of it
+    provided_of: dict[QualName, Provided] = {}
     for member in members:
         change = change_of.get(member.seed)
         if member.distance != 1 or change is None:
             continue
+        provided = None
+        if change.change_type is ChangeType.DELETE:
+            provided = provided_of.get(change.entity)
+            if provided is None:
+                provided = provided_of[change.entity] = still_provided(change, graph)
         for site in member.sites:
             relation = site.relation or member.relations[0]
             # binding needs the name an import site takes to tell which removal hits it.
@@ -142,6 +155,7 @@ def bind_sites(members: Sequence[Member], changes: Sequence[Change], graph: Code
                 imported=imported,
                 target=site.target,
                 graph=graph,
+                provided=provided,
             )
             if relation is Relation.OVERRIDES and not site.name_matched:
                 breaks = (*breaks, *_override_breaks(change, member.entity, graph, overrides))
@@ -191,6 +205,7 @@ def find_breaks(
     imported: str | None = None,
     target: str | None = None,
     graph: CodeGraph | None = None,
+    provided: Provided | None = None,
 ) -> tuple[Break, ...]:
     """The breaks one site suffers from ``change``; empty when none can be proved.
 
@@ -201,6 +216,8 @@ def find_breaks(
     ``imported`` is the name (or qualname) an importing site takes from the changed module.
     ``target`` is what the site's edge points at and ``graph`` the current graph: a class
     declaration's inherited-member uses need both (``hierarchy.inherited_break``).
+    ``provided`` is ``hierarchy.still_provided(change, graph)`` when the caller has it already
+    (it is the same for every site of a deleted method).
     """
     if name_matched:
         return ()
@@ -208,8 +225,10 @@ def find_breaks(
     if kind is ChangeType.DELETE:
         if relation in _NOT_REFERENCES:
             return ()
-        provided, method = still_provided(change, graph) if graph is not None else (False, None)
-        if provided:
+        if provided is None:
+            provided = still_provided(change, graph) if graph is not None else (False, None)
+        still, method = provided
+        if still:
             if method is None or graph is None or relation not in _CALLS:
                 return ()
             return _inherited_call_breaks(method, graph, args, bound=bound)

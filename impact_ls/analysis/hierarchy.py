@@ -70,6 +70,8 @@ _INERT = frozenset({"object", "Generic", "Protocol", "ABC"})
 _OBJECT = frozenset(dir(object))
 _USE_KINDS = frozenset({EdgeKind.CALL, EdgeKind.CLASS_MEMBER})
 _MAX_SUBCLASSES = 64
+# ``still_provided``'s answer: whether the name is still there, and the project method giving it
+Provided = tuple[bool, QualName | None]
 
 
 def inherited_uses(change: Change, graph: CodeGraph) -> list[Edge]:
@@ -117,7 +119,7 @@ def inherited_break(change: Change, target: str, graph: CodeGraph) -> Break | No
     )
 
 
-def still_provided(change: Change, graph: CodeGraph) -> tuple[bool, QualName | None]:
+def still_provided(change: Change, graph: CodeGraph) -> Provided:
     """Whether the instances of a deleted method's class may still have the name, and the
     project method that gives it to them when one does.
 
