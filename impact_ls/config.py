@@ -36,6 +36,8 @@ TEST_WEIGHT_CALL = 0.56
 TEST_WEIGHT_INHERIT = 0.56
 TEST_WEIGHT_CONTAINS = 0.5
 TEST_WEIGHT_IMPORT = 0.45
+# the tests of a changed module's own test file (``test_<module>.py``) when no path reaches one
+TEST_WEIGHT_NAMED = 0.5
 # recorded coverage (impact-ls record): a test that executed a changed entity, or a reached one
 TEST_WEIGHT_RECORDED = 1.0
 TEST_WEIGHT_RECORDED_REACHED = 0.56

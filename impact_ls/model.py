@@ -360,11 +360,13 @@ class Batch:
 
 
 class Evidence(StrEnum):
-    """Why a test was selected: a static path in the graph, recorded coverage, or both."""
+    """Why a test was selected: a static path in the graph, recorded coverage, or both; or,
+    when neither reaches a test of the changed file, its module's own test file by name."""
 
     STATIC = "static"
     RECORDED = "recorded"
     BOTH = "both"
+    NAMED = "named"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

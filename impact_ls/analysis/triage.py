@@ -55,6 +55,7 @@ from impact_ls.analysis.binding import Breaks, binding_checked, is_shape_indepen
 from impact_ls.analysis.causes import cause_label
 from impact_ls.analysis.rank import Ranked
 from impact_ls.analysis.relations import select_relations
+from impact_ls.analysis.testmap import named_for
 from impact_ls.config import Settings
 from impact_ls.model import (
     Break,
@@ -288,7 +289,7 @@ def _tested_entries(
     out = []
     for site in tested:
         share = cochange.get(site.test_file, 0.0)
-        tied = share >= settings.cochange_support or _named_for(site.test_file, site.changed_file)
+        tied = share >= settings.cochange_support or named_for(site.test_file, site.changed_file)
         if not tied or site.test_file in shown | edited or not _is_test_file(site.test_file):
             continue
         change = next(
@@ -440,19 +441,6 @@ def _rank_group(file: str) -> int:
     if file.split("/", 1)[0] in _DOC_FOLDERS:
         return 2
     return 1 if _is_test_file(file) else 0
-
-
-def _named_for(test_file: str, module_file: str) -> bool:
-    """Whether ``test_file`` is ``test_<module>.py`` or ``<module>_test.py`` for the module
-    ``module_file`` (a private module's leading underscores dropped; a package's
-    ``__init__.py`` named by its folder)."""
-    parts = module_file.split("/")
-    stem = parts[-1].removesuffix(".py")
-    if stem == "__init__" and len(parts) > 1:
-        stem = parts[-2]
-    stem = stem.lstrip("_")
-    name = test_file.rsplit("/", 1)[-1]
-    return bool(stem) and name in (f"test_{stem}.py", f"{stem}_test.py")
 
 
 def _is_test_file(file: str) -> bool:

@@ -36,6 +36,7 @@ _EVIDENCE = {
     Evidence.STATIC: "",
     Evidence.RECORDED: "  (recorded coverage)",
     Evidence.BOTH: "  (recorded coverage + static path)",
+    Evidence.NAMED: "  (its module's own test file: no path reaches a test)",
 }
 
 

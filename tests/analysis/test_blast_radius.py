@@ -13,6 +13,7 @@ from impact_ls.analysis.hierarchy import still_provided
 from impact_ls.engine import Engine
 from impact_ls.history.plant import plant_history
 from impact_ls.model import Change, ChangeType, QualName, Report
+from impact_ls.report.text import render_text
 from tests.builders import analyze_texts
 
 
@@ -672,3 +673,60 @@ def test_a_deleted_methods_class_still_has_what_a_base_of_its_project_bases_prov
         True,
         QualName("pkg.store.Params.items"),
     )
+
+
+# Filters a template language looks up by name: nothing in the graph calls ``do_trim``.
+FILTERS = {
+    "pkg/__init__.py": "",
+    "pkg/filters.py": "def do_trim(value):\n    return value.strip()\n",
+    "pkg/render.py": "from pkg import filters\n\n\ndef render(name, value):\n"
+    "    return getattr(filters, 'do_' + name)(value)\n",
+    "tests/test_filters.py": "from pkg.render import render\n\n\ndef test_trim():\n"
+    "    assert render('trim', ' a ') == 'a'\n",
+    "tests/test_render.py": "from pkg.render import render\n\n\ndef test_render():\n"
+    "    assert render('trim', 'a') == 'a'\n",
+    "tests/unit/filters_test.py": "def test_nothing_imported():\n    assert True\n",
+}
+TRIM_CHARS = "def do_trim(value, chars=None):\n    return value.strip(chars)\n"
+
+
+def test_a_change_no_path_reaches_a_test_of_selects_its_modules_own_test_files():
+    report = _analyze(FILTERS, "pkg/filters.py", TRIM_CHARS)
+    selected = {(t.test, t.conf, t.evidence.value) for t in report.tests}
+    assert selected == {
+        ("tests/test_filters.py::test_trim", 0.5, "named"),
+        ("tests/unit/filters_test.py::test_nothing_imported", 0.5, "named"),
+    }
+    lines = render_text(report, color=False).splitlines()
+    assert (
+        "  0.50  tests/test_filters.py::test_trim  (its module's own test file: no path reaches "
+        "a test)"
+    ) in lines
+    # the same test file is no fallback for a change a static path reaches a test from
+    after = FILTERS["pkg/render.py"].replace("(name, value)", "(name, value, strict=False)")
+    report = _analyze(FILTERS, "pkg/render.py", after)
+    assert {(t.test, t.evidence.value) for t in report.tests} == {
+        ("tests/test_filters.py::test_trim", "static"),
+        ("tests/test_render.py::test_render", "static"),
+    }
+
+
+def test_an_added_definition_alone_selects_no_named_test_file():
+    after = FILTERS["pkg/filters.py"] + "\n\ndef do_upper(value):\n    return value.upper()\n"
+    assert _analyze(FILTERS, "pkg/filters.py", after).tests == ()
+
+
+def test_with_history_the_named_fallback_test_file_is_listed_may_impact(tmp_path: Path):
+    history = "".join(
+        f'[[commit]]\nmessage = "filters {n}"\ndate = "2024-01-0{n}T10:00:00Z"\n'
+        'touch = ["pkg/filters.py", "pkg/render.py"]\n\n'
+        for n in (2, 3, 4)
+    )
+    root = _planted(tmp_path, FILTERS, history)
+    (root / "pkg/filters.py").write_text(TRIM_CHARS, encoding="utf-8")
+    report = Engine.open(root, {"jedi_confirm": False}).analyze_worktree()
+    assert report.cochange, "history knows the edit"
+    may = {(e.file, e.line, e.relation.value) for e in report.triage.may_impact}
+    assert ("tests/test_filters.py", 4, "TestedBy") in may
+    assert ("tests/unit/filters_test.py", 1, "TestedBy") in may
+    assert "tests/test_render.py" not in {f for f, *_ in may}

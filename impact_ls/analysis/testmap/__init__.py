@@ -50,6 +50,11 @@ Contract:
     recorded with ``recorded`` (coverage stored by ``impact-ls record``), a test that executed a
              line of one of a file's starts is affected too: conf 1.0 for a changed entity,
              0.56 for one the walk reached; ``TestHit.evidence`` says which selected it.
+    named    a changed file whose changes can be observed (not only added definitions) and
+             reach no test by the rules above gets every id of its module's own test files —
+             ``test_<module>.py``, ``<module>_test.py`` anywhere pytest collects (``_naming.py``)
+             — at conf 0.5, evidence ``named``: the last resort for code only a registry, a
+             template or a plugin lookup calls.
 """
 
 from __future__ import annotations
@@ -64,6 +69,7 @@ from typing import Protocol
 from impact_ls import config
 from impact_ls.analysis.relations import walk_seeds
 from impact_ls.analysis.testmap._breaks import ImportBreaks, find_import_breaks
+from impact_ls.analysis.testmap._naming import named_for, own_test_files
 from impact_ls.analysis.testmap._scopes import conftest_ids, is_conftest, scope_ids
 from impact_ls.analysis.testmap._search import widest_paths
 from impact_ls.graph.codegraph import CodeGraph
@@ -84,6 +90,9 @@ from impact_ls.model import (
 logger = logging.getLogger(__name__)
 
 _CONSTRUCTORS = frozenset({"__init__", "__new__"})
+# changes no test can observe yet (an added definition) or that a rule of their own covers (a
+# file that does not parse: ``_add_breaks``)
+_UNOBSERVED = frozenset({ChangeType.ADD, ChangeType.INCOMPLETE})
 _DECIMALS = 4
 
 
@@ -163,6 +172,8 @@ def map_tests(
         _add_breaks(picked, breaks, graph, collected, file_changes)
         if recorded is not None:
             _add_recorded(recorded.tests_of(starts), seeds, picked, min_conf=min_conf)
+        if not any(conf >= min_conf for conf in picked.conf.values()):
+            _add_named(picked, file, file_changes, collected, min_conf=min_conf)
         hits.extend(
             _new_hit(
                 file,
@@ -276,6 +287,26 @@ def _add_recorded(
                 picked.conf[test] = weight
 
 
+def _add_named(
+    picked: _Picked,
+    file: str,
+    changes: Sequence[Change],
+    collected: Collection,
+    *,
+    min_conf: float,
+) -> None:
+    """Every id of the changed module's own test files (``_naming.py``), for a file whose
+    changes reach no test: only a change that can be observed (not an added definition alone)."""
+    weight = config.TEST_WEIGHT_NAMED
+    if weight < min_conf or all(c.change_type in _UNOBSERVED for c in changes):
+        return
+    for test_file in own_test_files(file, collected.files):
+        reason = f"no path reaches a test of {file}; {test_file} is its own test file by name"
+        for test in collected.ids_in(test_file):
+            picked.add(test, weight, reason)
+            picked.evidence[test] = Evidence.NAMED
+
+
 def _budget_note(file: str, budget: int) -> str:
     return (
         f"{file}: the test search stopped after {budget} entities (max-test-nodes, or "
@@ -286,3 +317,12 @@ def _budget_note(file: str, budget: int) -> str:
 def format_test_map(hits: Sequence[TestHit]) -> str:
     """``test_map.txt``: one ``file test_id conf`` line per pair, in the given order."""
     return "".join(f"{h.file} {h.test} {h.conf!r}\n" for h in hits)
+
+
+__all__ = [
+    "RecordedTests",
+    "TestMap",
+    "format_test_map",
+    "map_tests",
+    "named_for",
+]
