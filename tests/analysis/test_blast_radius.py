@@ -685,7 +685,6 @@ FILTERS = {
     "    assert render('trim', ' a ') == 'a'\n",
     "tests/test_render.py": "from pkg.render import render\n\n\ndef test_render():\n"
     "    assert render('trim', 'a') == 'a'\n",
-    "tests/unit/filters_test.py": "def test_nothing_imported():\n    assert True\n",
 }
 TRIM_CHARS = "def do_trim(value, chars=None):\n    return value.strip(chars)\n"
 
@@ -693,10 +692,7 @@ TRIM_CHARS = "def do_trim(value, chars=None):\n    return value.strip(chars)\n"
 def test_a_change_no_path_reaches_a_test_of_selects_its_modules_own_test_files():
     report = _analyze(FILTERS, "pkg/filters.py", TRIM_CHARS)
     selected = {(t.test, t.conf, t.evidence.value) for t in report.tests}
-    assert selected == {
-        ("tests/test_filters.py::test_trim", 0.5, "named"),
-        ("tests/unit/filters_test.py::test_nothing_imported", 0.5, "named"),
-    }
+    assert selected == {("tests/test_filters.py::test_trim", 0.5, "named")}
     lines = render_text(report, color=False).splitlines()
     assert (
         "  0.50  tests/test_filters.py::test_trim  (its module's own test file: no path reaches "
@@ -728,5 +724,4 @@ def test_with_history_the_named_fallback_test_file_is_listed_may_impact(tmp_path
     assert report.cochange, "history knows the edit"
     may = {(e.file, e.line, e.relation.value) for e in report.triage.may_impact}
     assert ("tests/test_filters.py", 4, "TestedBy") in may
-    assert ("tests/unit/filters_test.py", 1, "TestedBy") in may
     assert "tests/test_render.py" not in {f for f, *_ in may}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from impact_ls.analysis.testmap import format_test_map, map_tests
+from impact_ls.analysis.testmap._naming import own_test_files
 from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.graph.collection import Collection
 from impact_ls.model import (
@@ -383,3 +384,32 @@ def test_recorded_tests_of_reached_entities_respect_the_floor():
         recorded=recorded,
     ).hits
     assert "tests/test_e2e.py::test_client" not in {h.test for h in hits}
+
+
+def test_a_modules_own_test_files_are_named_for_it_and_nearest_by_folder():
+    tests = [
+        "tests/backends/mysql/test_operations.py",
+        "tests/backends/base/test_operations.py",
+        "tests/postgres_tests/test_operations.py",
+        "tests/migrations/test_operations.py",
+        "tests/utils_tests/test_text.py",
+        "tests/test_text_utils.py",
+        "tests/cache/cache_test.py",
+        "tests/test_base.py",
+        "tests/forms_tests/test_base.py",
+    ]
+    own = own_test_files
+    assert own("django/db/backends/mysql/operations.py", tests) == [
+        "tests/backends/mysql/test_operations.py"
+    ]
+    # a test folder is spelled as what it tests: postgres_tests tests postgres
+    assert own("django/contrib/postgres/operations.py", tests) == [
+        "tests/postgres_tests/test_operations.py"
+    ]
+    # one file named for the module is its own wherever it sits; the name must match exactly
+    assert own("django/utils/text.py", tests) == ["tests/utils_tests/test_text.py"]
+    assert own("pkg/_cache.py", tests) == ["tests/cache/cache_test.py"]
+    assert own("pkg/cache/__init__.py", tests) == ["tests/cache/cache_test.py"]
+    # several, and none shares a folder with the module: the name alone does not tell
+    assert own("django/db/models/base.py", tests) == []
+    assert own("pkg/migrations.py", tests) == []
