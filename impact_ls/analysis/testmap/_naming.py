@@ -2,9 +2,9 @@
 
 When no static path (and no recorded coverage) reaches a test of a changed file, its tests are
 most likely in ``test_<module>.py`` or ``<module>_test.py``: what a registry, a template or a
-plugin lookup calls (jinja's filters) is tested there through the same
-dynamic door the graph cannot see. On 180 real commits (issue 11, ``bench_commits.py``) such a
-file, where nothing selected a test of the edited module, was changed with it 11 times in 14.
+plugin lookup calls (jinja's filters) is tested there through the same dynamic door the graph
+cannot see. On 180 real commits (issue 11, ``bench_commits.py``) such a file, where nothing
+selected a test of the edited module, was changed with it 11 times in 14.
 """
 
 from __future__ import annotations
