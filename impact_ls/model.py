@@ -156,6 +156,9 @@ class Edge:
 # the name of a module ``__getattr__``'s reference when it may serve any name (else one
 # reference per name it serves)
 ANY_NAME = "__getattr__"
+# the computed part of an attribute name built around a literal (``getattr(w, "on_" + kind)``
+# is named ``on_*``): no identifier contains it
+COMPUTED = "*"
 
 
 class DynamicKind(StrEnum):
@@ -165,6 +168,9 @@ class DynamicKind(StrEnum):
     IMPORT_MODULE = "import_module"
     MODULE_GETATTR = "module __getattr__"
     STRING_LITERAL = "string literal"
+
+
+_ATTRIBUTE_LOOKUPS = frozenset({DynamicKind.GETATTR, DynamicKind.SETATTR, DynamicKind.HASATTR})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -180,6 +186,8 @@ class DynamicRef:
     @property
     def reason(self) -> str:
         """A one-line human explanation of why this site is unanalyzable."""
+        if COMPUTED in self.name and self.kind in _ATTRIBUTE_LOOKUPS:
+            return f"{self.kind.value} of a computed name {self.name!r}"
         return {
             DynamicKind.GETATTR: f"string-keyed getattr of {self.name!r}",
             DynamicKind.SETATTR: f"string-keyed setattr of {self.name!r}",

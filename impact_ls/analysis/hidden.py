@@ -9,6 +9,10 @@ Contract:
     matches  - a string-keyed ``getattr``/``setattr``/``hasattr``, a registry key or an
                identifier-like string literal equal to the changed short name (for a constructor
                the class name; for an import change also each removed name);
+             - a ``getattr``/``setattr``/``hasattr`` of a name computed around a literal of at
+               least three characters that the changed name completes: ``"on_" + kind``,
+               ``f"visit_{name}"`` for ``on_click``, ``visit_Call`` (handler dispatch,
+               visitors);
              - ``importlib.import_module`` of the module that holds the change;
              - a module-level ``__getattr__`` in a module on the entity's import path
                (``pkg/__init__.py`` or ``pkg/mod.py`` for ``pkg.mod.func``) that may serve any
@@ -33,6 +37,7 @@ from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.graph.facts import is_dunder
 from impact_ls.model import (
     ANY_NAME,
+    COMPUTED,
     Change,
     ChangeType,
     DynamicKind,
@@ -64,6 +69,9 @@ def find_hidden_channels(change: Change, graph: CodeGraph) -> tuple[Unanalyzable
         refs.update(
             r for r in graph.dynamic_refs_named(module) if r.kind is DynamicKind.IMPORT_MODULE
         )
+    refs.update(
+        r for r in graph.computed_name_refs() if any(_may_compute(r.name, n) for n in names)
+    )
     for ref in graph.module_getattr_refs():
         if change.entity.startswith(f"{ref.source}.") or change.entity == ref.source:
             below = change.entity[len(ref.source) + 1 :].split(".")
@@ -106,6 +114,13 @@ def _names(change: Change) -> list[str]:
     if change.change_type is ChangeType.IMPORT:
         names.update(n.rsplit(" as ", 1)[-1].strip() for n in change.removed_names)
     return sorted(n for n in names if n)
+
+
+def _may_compute(pattern: str, name: str) -> bool:
+    """Whether a name computed as ``pattern`` (``on_*``, ``*_handler``) may be ``name``."""
+    prefix, _, suffix = pattern.partition(COMPUTED)
+    fits = len(name) > len(prefix) + len(suffix)
+    return fits and name.startswith(prefix) and name.endswith(suffix)
 
 
 def _imports_module(file: str, module: str, graph: CodeGraph) -> bool:

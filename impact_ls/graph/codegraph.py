@@ -26,7 +26,16 @@ from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import TypeVar, cast
 
-from impact_ls.model import DynamicKind, DynamicRef, Edge, EdgeKind, Node, NodeKind, QualName
+from impact_ls.model import (
+    COMPUTED,
+    DynamicKind,
+    DynamicRef,
+    Edge,
+    EdgeKind,
+    Node,
+    NodeKind,
+    QualName,
+)
 
 Confirmer = Callable[[Edge], bool | None]
 _T = TypeVar("_T")
@@ -57,6 +66,7 @@ class CodeGraph:
         # import/reexport edges by the parent of their target (``from m import x`` → ``m``)
         self._imports_by_parent: dict[QualName, list[Edge]] = defaultdict(list)
         self._getattr_by_file: dict[str, list[DynamicRef]] = {}
+        self._computed_by_file: dict[str, list[DynamicRef]] = {}
         self._version = 0
         self._memos: dict[str, tuple[int, object]] = {}
         self.confirmer = confirmer
@@ -110,6 +120,8 @@ class CodeGraph:
             self._dynamic_by_name[ref.name].append(ref)
             if ref.kind is DynamicKind.MODULE_GETATTR:
                 self._getattr_by_file.setdefault(file, []).append(ref)
+            elif ref.kind is not DynamicKind.STRING_LITERAL and COMPUTED in ref.name:
+                self._computed_by_file.setdefault(file, []).append(ref)
 
     def replace_edges(self, file: str, edges: Iterable[Edge]) -> None:
         """Swap only the edges evidenced in ``file`` (re-resolution after another file changed)."""
@@ -157,6 +169,7 @@ class CodeGraph:
                         del self._by_name[node.name]
         self._drop_edges(file)
         self._getattr_by_file.pop(file, None)
+        self._computed_by_file.pop(file, None)
         refs = Counter(ref.name for ref in self._dynamic_by_file.pop(file, ()))
         _cut_runs(self._dynamic_by_name, refs, file)
 
@@ -479,6 +492,13 @@ class CodeGraph:
         """Modules that define ``__getattr__`` and so may serve any name."""
         return sorted(
             (r for refs in self._getattr_by_file.values() for r in refs),
+            key=lambda r: (r.file, r.span.line),
+        )
+
+    def computed_name_refs(self) -> list[DynamicRef]:
+        """``getattr``-like lookups of a name computed around a literal (``"on_" + kind``)."""
+        return sorted(
+            (r for refs in self._computed_by_file.values() for r in refs),
             key=lambda r: (r.file, r.span.line),
         )
 

@@ -40,7 +40,7 @@ else:  # pragma: no cover - exercised only on 3.10
 
 logger = logging.getLogger(__name__)
 
-EXTRACTOR_VERSION = "17"
+EXTRACTOR_VERSION = "18"
 
 Chain = tuple[str, ...]
 

@@ -725,3 +725,27 @@ def test_with_history_the_named_fallback_test_file_is_listed_may_impact(tmp_path
     may = {(e.file, e.line, e.relation.value) for e in report.triage.may_impact}
     assert ("tests/test_filters.py", 4, "TestedBy") in may
     assert "tests/test_render.py" not in {f for f, *_ in may}
+
+
+# An event bus builds the handler's name: no edge reaches ``on_click``, a pattern may.
+BUS = {
+    "ui/__init__.py": "",
+    "ui/widgets.py": "class Button:\n    def on_click(self, x):\n        return x\n\n"
+    "    def press(self):\n        return 1\n",
+    "ui/bus.py": "def dispatch(widget, kind, x):\n"
+    "    handler = getattr(widget, 'on_' + kind, None)\n"
+    "    return handler(x) if handler else None\n",
+}
+
+
+def test_a_lookup_of_a_computed_name_the_changed_name_completes_is_unanalyzable():
+    after = BUS["ui/widgets.py"].replace("on_click(self, x)", "on_click(self, x, button)")
+    report = _analyze(BUS, "ui/widgets.py", after)
+    assert [(u.file, u.line, u.reason) for u in report.unanalyzable] == [
+        ("ui/bus.py", 2, "getattr of a computed name 'on_*'")
+    ]
+    may = {(e.file, e.line, e.unanalyzable) for e in report.triage.may_impact}
+    assert ("ui/bus.py", 2, True) in may
+    # a name the pattern cannot make is not served there
+    after = BUS["ui/widgets.py"].replace("press(self)", "press(self, force)")
+    assert _analyze(BUS, "ui/widgets.py", after).unanalyzable == ()

@@ -110,3 +110,36 @@ def test_unordered_adjacency_holds_every_edge_until_its_file_is_replaced():
     assert graph.dependents_unordered("pkg.c.target") == (second,)
     assert graph.dependencies_unordered("pkg.a.f") == ()
     assert graph.dependents_unordered("pkg.nowhere") == ()
+
+
+def test_computed_name_refs_follow_replace_and_remove():
+    def ref(name: str, kind: DynamicKind, file: str, line: int) -> DynamicRef:
+        return DynamicRef(
+            source=QualName(file[:-3].replace("/", ".")),
+            name=name,
+            kind=kind,
+            file=file,
+            span=Span(line=line),
+        )
+
+    bus = ref("on_*", DynamicKind.GETATTR, "pkg/b.py", 3)
+    nodes = [
+        node("pkg.a", NodeKind.MODULE, file="pkg/a.py", end_line=9),
+        node("pkg.b", NodeKind.MODULE, file="pkg/b.py", end_line=9),
+    ]
+    graph = CodeGraph.of(
+        nodes,
+        dynamic=[
+            bus,
+            ref("*_cache", DynamicKind.SETATTR, "pkg/a.py", 7),
+            ref("on_click", DynamicKind.GETATTR, "pkg/a.py", 2),
+        ],
+    )
+    assert [(r.name, r.file) for r in graph.computed_name_refs()] == [
+        ("*_cache", "pkg/a.py"),
+        ("on_*", "pkg/b.py"),
+    ]
+    graph.replace_file("pkg/a.py", [nodes[0]], [], [])
+    assert graph.computed_name_refs() == [bus]
+    graph.remove_file("pkg/b.py")
+    assert graph.computed_name_refs() == []

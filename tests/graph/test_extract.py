@@ -624,3 +624,31 @@ def test_strings_of_type_expressions_are_forward_references_not_identifier_strin
     # a Literal's strings are values, a dict key is data: both stay identifier strings
     strings = sorted((d.scope, d.name) for d in facts.dynamic)
     assert strings == [("", "strict"), ("run", "Request")]
+
+
+@pytest.mark.parametrize(
+    ("lookup", "recorded"),
+    [
+        ('getattr(widget, "on_" + kind, None)', ("on_*", DynamicKind.GETATTR)),
+        ('getattr(self, f"visit_{type(node).__name__}")', ("visit_*", DynamicKind.GETATTR)),
+        ('hasattr(obj, name + "_handler")', ("*_handler", DynamicKind.HASATTR)),
+        ('setattr(obj, f"{field}_cache", 1)', ("*_cache", DynamicKind.SETATTR)),
+        # a literal part this short could begin any private name: nothing to match
+        ('getattr(obj, "_" + name)', None),
+        ('getattr(obj, f"x{name}")', None),
+        # no literal part, or more than one computed part
+        ("getattr(obj, prefix + name)", None),
+        ('getattr(obj, f"do_{a}_{b}")', None),
+        # a module name is no attribute name
+        ('importlib.import_module("pkg." + name)', None),
+    ],
+)
+def test_a_lookup_of_a_name_computed_around_a_literal_records_its_pattern(
+    lookup: str, recorded: tuple[str, DynamicKind] | None
+) -> None:
+    facts = facts_of(
+        f"import importlib\n\n\ndef f(obj, widget, kind, name, node, field):\n    {lookup}\n"
+    )
+    patterns = [(d.name, d.kind) for d in facts.dynamic if "*" in d.name]
+    assert patterns == ([recorded] if recorded else [])
+    assert all(d.scope == "f" and d.span.line == 5 for d in facts.dynamic if "*" in d.name)

@@ -17,7 +17,7 @@ from impact_ls.graph.extract.scopes import CallUse
 from impact_ls.graph.extract.syntax import arg_shape, chain_of, lambda_local, span_of
 from impact_ls.graph.extract.walker import BUILTINS, new_dynamic
 from impact_ls.graph.facts import CALL, ITEM, SUPER, UNKNOWN, AccessKind, Chain
-from impact_ls.model import DynamicKind
+from impact_ls.model import COMPUTED, DynamicKind
 
 if TYPE_CHECKING:
     from impact_ls.graph.extract.walker import Walker
@@ -32,6 +32,8 @@ _IMPORT_MODULE = {("importlib", "import_module"), ("import_module",), ("__import
 # the last names of every chain ``_dynamic_call`` acts on: a cheap test before the full one
 _DYNAMIC_CALLEES = frozenset({*_DYNAMIC_ATTR, *(c[-1] for c in _IMPORT_MODULE)})
 _NEVER_LOCAL = frozenset({UNKNOWN, SUPER, "self", "cls"})
+# the shortest literal part of a computed attribute name that is matched against changed names
+_MIN_LITERAL = 3
 _TYPE_TAKERS = frozenset({"cast", "TypeVar"})
 _DUNDER_BUILTINS = frozenset({*implicit.BUILTIN_DUNDERS, "print"})
 _ADDERS = frozenset({"append", "add", "insert", "setdefault"})
@@ -177,3 +179,30 @@ def _dynamic_call(walk: Walker, chain: Chain, node: ast.Call) -> None:
     if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
         walk.skip_strings.add(id(arg))
         walk.dynamic.append(new_dynamic(walk.scope.qualname, arg.value, kind, span_of(node)))
+    elif kind is not DynamicKind.IMPORT_MODULE:
+        pattern = computed_name(arg)
+        if pattern is not None:
+            walk.dynamic.append(new_dynamic(walk.scope.qualname, pattern, kind, span_of(node)))
+
+
+def computed_name(arg: ast.expr) -> str | None:
+    """The names an attribute name built around a literal may take, as a pattern with one
+    ``COMPUTED`` part: ``"on_" + kind`` and ``f"visit_{name}"`` are ``on_*`` and ``visit_*``,
+    ``name + "_handler"`` is ``*_handler``. ``None`` for any other expression, or a literal part
+    too short to tell names apart (``"_" + name`` could be any private name)."""
+    prefix = suffix = ""
+    if isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Add):
+        if isinstance(arg.left, ast.Constant) and isinstance(arg.left.value, str):
+            prefix = arg.left.value
+        elif isinstance(arg.right, ast.Constant) and isinstance(arg.right.value, str):
+            suffix = arg.right.value
+    elif isinstance(arg, ast.JoinedStr) and len(arg.values) == 2:
+        first, last = arg.values
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            prefix = first.value
+        elif isinstance(last, ast.Constant) and isinstance(last.value, str):
+            suffix = last.value
+    literal = prefix or suffix
+    if len(literal) < _MIN_LITERAL or not (literal.replace("_", "a")).isidentifier():
+        return None
+    return f"{prefix}{COMPUTED}{suffix}"
