@@ -8,7 +8,8 @@ Contract:
              ``unanalyzable`` — an invisible boundary is reported, never silently LOW-RISK.
     matches  - a string-keyed ``getattr``/``setattr``/``hasattr``, a registry key or an
                identifier-like string literal equal to the changed short name (for a constructor
-               the class name; for an import change also each removed name);
+               the class name; for an import change each removed name — not the module's own
+               name, which the change leaves as it was);
              - a ``getattr``/``setattr``/``hasattr`` of a name computed around a literal of at
                least three characters that the changed name completes: ``"on_" + kind``,
                ``f"visit_{name}"`` for ``on_click``, ``visit_Call`` (handler dispatch,
@@ -103,6 +104,11 @@ def find_hidden_channels(change: Change, graph: CodeGraph) -> tuple[Unanalyzable
 
 
 def _names(change: Change) -> list[str]:
+    if change.change_type is ChangeType.IMPORT:
+        # what an import change changes is the names the module binds, not its own name: a
+        # ``"testclient"`` string elsewhere is no route to what ``testclient.py`` imports
+        removed = {n.rsplit(" as ", 1)[-1].strip() for n in change.removed_names}
+        return sorted(n for n in removed if n)
     parts = change.entity.split(".")
     names = {parts[-1]}
     if (
@@ -111,8 +117,6 @@ def _names(change: Change) -> list[str]:
         and len(parts) > 1
     ):
         names = {parts[-2]}
-    if change.change_type is ChangeType.IMPORT:
-        names.update(n.rsplit(" as ", 1)[-1].strip() for n in change.removed_names)
     return sorted(n for n in names if n)
 
 

@@ -194,3 +194,21 @@ def test_a_lookup_of_a_shared_dunder_by_string_is_weak_unless_its_file_imports_t
         ("pkg/source.py", True),
         ("pkg/views.py", False),
     ]
+
+
+def test_an_import_change_is_served_by_strings_of_the_removed_names_not_of_its_module():
+    graph = CodeGraph.of(
+        [Node(id=Q("pkg.auth"), kind=NodeKind.MODULE, file="pkg/auth.py", span=Span(line=1))],
+        (),
+        [
+            _ref("pkg.plugins.run", "login", DynamicKind.GETATTR, "pkg/plugins.py", 7),
+            # the module's own name: a host name, a plugin's label — the change left it as it was
+            _ref("tests.test_views", "auth", DynamicKind.STRING_LITERAL, "tests/test_views.py", 4),
+            _ref("pkg.loader.load", "pkg.auth", DynamicKind.IMPORT_MODULE, "pkg/loader.py", 12),
+        ],
+    )
+    change = _change(ChangeType.IMPORT, "pkg.auth", removed_names=("login",))
+    assert [(u.file, u.line, u.name) for u in find_hidden_channels(change, graph)] == [
+        ("pkg/loader.py", 12, "pkg.auth"),
+        ("pkg/plugins.py", 7, "login"),
+    ]
