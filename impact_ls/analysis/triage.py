@@ -33,7 +33,7 @@ Contract:
              module, and a site beyond distance 1 needs conf ≥ ``may_min`` from lex alone.
              With or without history: every hidden channel, flagged ``unanalyzable`` with the
              reference's reason, except a ``weak`` one (a bare string of a name other
-             definitions share, in a file with no import of the changed module).
+             definitions share).
              LOW-RISK: the rest of what the walk touched.
     conf     MUST: max(lex · 0.5^(distance - 1), co-change, test confidence), floored to
              ``must_min``. MAY with history: ``may_min`` + (1 - ``may_min``) · co-change share
@@ -261,8 +261,8 @@ def _may_conf(base: float, share: float, settings: Settings, *, history: bool) -
 
 def _hidden_weak(ref: Unanalyzable, share: float, settings: Settings) -> bool:
     """Whether a hidden channel stays out of MAY-IMPACT (listed LOW-RISK, still flagged): a
-    ``weak`` one (a bare string that many definitions could be named by, in a file with no
-    other tie to the change) whose file does not co-change ≥ ``cochange_min``.
+    ``weak`` one (a bare string that many definitions could be named by) whose file does not
+    co-change ≥ ``cochange_min``.
 
     History does not demote the others: what no analysis can see is never LOW-RISK on the
     absence of a co-change tie alone (DESIGN §3; on real commits the gate changed little).
