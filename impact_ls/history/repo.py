@@ -72,7 +72,19 @@ class GitRepo:
         if repo.is_bare or repo.workdir is None:
             logger.info("git repository at %s is bare; no work tree to compare", found)
             return None
-        return cls(repo, Path(repo.workdir).resolve())
+        workdir = Path(repo.workdir).resolve()
+        if not start.resolve().is_relative_to(workdir):
+            # A linked worktree copied or moved by hand: its ``.git`` file still names the
+            # original's metadata, which names the original folder. Reading that folder's files
+            # and HEAD as this one's would mix two checkouts.
+            logger.warning(
+                "%s: git says its work tree is %s (a worktree copied or moved by hand? "
+                "`git worktree repair` fixes it); no git history meanwhile",
+                start,
+                workdir,
+            )
+            return None
+        return cls(repo, workdir)
 
     def head_sha(self) -> str | None:
         """The commit sha HEAD points at, or ``None`` for a repository without commits."""

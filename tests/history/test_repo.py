@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -36,6 +37,21 @@ def test_discover_from_a_subfolder_or_file_finds_the_work_tree_root(basic_repo: 
 def test_discover_returns_none_for_a_bare_repository(tmp_path: Path) -> None:
     git(tmp_path, "init", "-q", "--bare", "bare.git")
     assert GitRepo.discover(tmp_path / "bare.git") is None
+
+
+def test_discover_refuses_a_linked_worktree_copied_by_hand(
+    basic_repo: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    linked = tmp_path / "linked"
+    git(basic_repo, "worktree", "add", "-q", "--detach", str(linked), "HEAD~1")
+    assert _open(linked).root == linked.resolve()
+    # the copy's .git file still names the original's metadata, which names ``linked``
+    copy = tmp_path / "copy"
+    shutil.copytree(linked, copy)
+    assert GitRepo.discover(copy / "pkg") is None
+    assert "git worktree repair" in caplog.text
+    git(copy, "worktree", "repair")
+    assert _open(copy).root == copy.resolve()
 
 
 def test_revisions_resolve_like_git(basic_repo: Path) -> None:
