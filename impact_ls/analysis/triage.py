@@ -55,7 +55,7 @@ from impact_ls.analysis.binding import Breaks, binding_checked, is_shape_indepen
 from impact_ls.analysis.causes import cause_label
 from impact_ls.analysis.rank import Ranked
 from impact_ls.analysis.relations import select_relations
-from impact_ls.analysis.testmap import named_for
+from impact_ls.analysis.testmap import UNOBSERVED, named_for
 from impact_ls.config import Settings
 from impact_ls.model import (
     Break,
@@ -76,7 +76,6 @@ _DECIMALS = 4
 _ORDER = {Bucket.MUST_INSPECT: 0, Bucket.MAY_IMPACT: 1, Bucket.LOW_RISK: 2}
 STALE_EXPORT = "stale-export"
 _DOC_FOLDERS = frozenset({"docs", "doc", "examples", "example"})
-_NO_REACH = frozenset({ChangeType.ADD, ChangeType.INCOMPLETE})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -293,7 +292,7 @@ def _tested_entries(
         if not tied or site.test_file in shown | edited or not _is_test_file(site.test_file):
             continue
         change = next(
-            (c for c in changes if c.file == site.changed_file and c.change_type not in _NO_REACH),
+            (c for c in changes if c.file == site.changed_file and c.change_type not in UNOBSERVED),
             None,
         )
         if change is None:

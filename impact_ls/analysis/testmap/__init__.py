@@ -91,8 +91,8 @@ logger = logging.getLogger(__name__)
 
 _CONSTRUCTORS = frozenset({"__init__", "__new__"})
 # changes no test can observe yet (an added definition) or that a rule of their own covers (a
-# file that does not parse: ``_add_breaks``)
-_UNOBSERVED = frozenset({ChangeType.ADD, ChangeType.INCOMPLETE})
+# file that does not parse: ``_add_breaks``); triage's ``TestedBy`` entries skip them too
+UNOBSERVED = frozenset({ChangeType.ADD, ChangeType.INCOMPLETE})
 _DECIMALS = 4
 
 
@@ -298,7 +298,7 @@ def _add_named(
     """Every id of the changed module's own test files (``_naming.py``), for a file whose
     changes reach no test: only a change that can be observed (not an added definition alone)."""
     weight = config.TEST_WEIGHT_NAMED
-    if weight < min_conf or all(c.change_type in _UNOBSERVED for c in changes):
+    if weight < min_conf or all(c.change_type in UNOBSERVED for c in changes):
         return
     for test_file in own_test_files(file, collected.files):
         reason = f"no path reaches a test of {file}; {test_file} is its own test file by name"
@@ -320,6 +320,7 @@ def format_test_map(hits: Sequence[TestHit]) -> str:
 
 
 __all__ = [
+    "UNOBSERVED",
     "RecordedTests",
     "TestMap",
     "format_test_map",
