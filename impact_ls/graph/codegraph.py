@@ -490,17 +490,11 @@ class CodeGraph:
 
     def module_getattr_refs(self) -> list[DynamicRef]:
         """Modules that define ``__getattr__`` and so may serve any name."""
-        return sorted(
-            (r for refs in self._getattr_by_file.values() for r in refs),
-            key=lambda r: (r.file, r.span.line),
-        )
+        return _in_place_order(self._getattr_by_file)
 
     def computed_name_refs(self) -> list[DynamicRef]:
         """``getattr``-like lookups of a name computed around a literal (``"on_" + kind``)."""
-        return sorted(
-            (r for refs in self._computed_by_file.values() for r in refs),
-            key=lambda r: (r.file, r.span.line),
-        )
+        return _in_place_order(self._computed_by_file)
 
     def tests(self) -> list[Node]:
         """Every pytest test node, sorted by test id."""
@@ -616,3 +610,10 @@ def _cut_runs(index: dict[_K, list[_V]], counts: Mapping[_K, int], file: str) ->
             bucket[:] = [entry for entry in bucket if entry.file != file]
             if not bucket:
                 del index[key]
+
+
+def _in_place_order(by_file: dict[str, list[DynamicRef]]) -> list[DynamicRef]:
+    """Every reference of a per-file index, by file and line."""
+    return sorted(
+        (r for refs in by_file.values() for r in refs), key=lambda r: (r.file, r.span.line)
+    )

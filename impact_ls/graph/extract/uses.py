@@ -176,9 +176,10 @@ def _dynamic_call(walk: Walker, chain: Chain, node: ast.Call) -> None:
         kind = DynamicKind.IMPORT_MODULE
     else:
         return
-    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+    name = _text(arg)
+    if name is not None:
         walk.skip_strings.add(id(arg))
-        walk.dynamic.append(new_dynamic(walk.scope.qualname, arg.value, kind, span_of(node)))
+        walk.dynamic.append(new_dynamic(walk.scope.qualname, name, kind, span_of(node)))
     elif kind is not DynamicKind.IMPORT_MODULE:
         pattern = computed_name(arg)
         if pattern is not None:
@@ -190,19 +191,20 @@ def computed_name(arg: ast.expr) -> str | None:
     ``COMPUTED`` part: ``"on_" + kind`` and ``f"visit_{name}"`` are ``on_*`` and ``visit_*``,
     ``name + "_handler"`` is ``*_handler``. ``None`` for any other expression, or a literal part
     too short to tell names apart (``"_" + name`` could be any private name)."""
-    prefix = suffix = ""
     if isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Add):
-        if isinstance(arg.left, ast.Constant) and isinstance(arg.left.value, str):
-            prefix = arg.left.value
-        elif isinstance(arg.right, ast.Constant) and isinstance(arg.right.value, str):
-            suffix = arg.right.value
+        first, last = arg.left, arg.right
     elif isinstance(arg, ast.JoinedStr) and len(arg.values) == 2:
         first, last = arg.values
-        if isinstance(first, ast.Constant) and isinstance(first.value, str):
-            prefix = first.value
-        elif isinstance(last, ast.Constant) and isinstance(last.value, str):
-            suffix = last.value
-    literal = prefix or suffix
+    else:
+        return None
+    prefix = _text(first)
+    suffix = _text(last) if prefix is None else None
+    literal = prefix or suffix or ""
     if len(literal) < _MIN_LITERAL or not (literal.replace("_", "a")).isidentifier():
         return None
-    return f"{prefix}{COMPUTED}{suffix}"
+    return f"{prefix or ''}{COMPUTED}{suffix or ''}"
+
+
+def _text(node: ast.expr) -> str | None:
+    """The value of a string constant, else ``None``."""
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
