@@ -168,6 +168,7 @@ class DynamicKind(StrEnum):
     IMPORT_MODULE = "import_module"
     MODULE_GETATTR = "module __getattr__"
     STRING_LITERAL = "string literal"
+    DOTTED_PATH = "dotted path"
 
 
 _ATTRIBUTE_LOOKUPS = frozenset({DynamicKind.GETATTR, DynamicKind.SETATTR, DynamicKind.HASATTR})
@@ -197,6 +198,7 @@ class DynamicRef:
             if self.name == ANY_NAME
             else f"module-level __getattr__ serves {self.name!r}",
             DynamicKind.STRING_LITERAL: f"string literal {self.name!r} names a definition",
+            DynamicKind.DOTTED_PATH: f"a string names {self.name!r} by its dotted path",
         }[self.kind]
 
 

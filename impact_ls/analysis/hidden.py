@@ -15,6 +15,11 @@ Contract:
                ``f"visit_{name}"`` for ``on_click``, ``visit_Call`` (handler dispatch,
                visitors);
              - ``importlib.import_module`` of the module that holds the change;
+             - a string that names the changed entity, or a class it is in, by its dotted path:
+               ``"tasks.mail:send_welcome"`` (entry points, task and app strings),
+               ``"app.middleware.Audit"`` (settings naming middleware, backends, handlers, whose
+               loader instantiates the class and calls its methods); for an import change, the
+               module's path to each removed name;
              - a module-level ``__getattr__`` in a module on the entity's import path
                (``pkg/__init__.py`` or ``pkg/mod.py`` for ``pkg.mod.func``) that may serve any
                name (it forwards), or that serves, by the string literals it compares its
@@ -70,6 +75,8 @@ def find_hidden_channels(change: Change, graph: CodeGraph) -> tuple[Unanalyzable
         refs.update(
             r for r in graph.dynamic_refs_named(module) if r.kind is DynamicKind.IMPORT_MODULE
         )
+    for path in _paths(change, graph, names):
+        refs.update(r for r in graph.dynamic_refs_named(path) if r.kind is DynamicKind.DOTTED_PATH)
     refs.update(
         r for r in graph.computed_name_refs() if any(_may_compute(r.name, n) for n in names)
     )
@@ -115,6 +122,19 @@ def _names(change: Change) -> list[str]:
     ):
         names = {parts[-2]}
     return sorted(n for n in names if n)
+
+
+def _paths(change: Change, graph: CodeGraph, names: list[str]) -> list[str]:
+    """The dotted paths a string may load the change by (see the module contract)."""
+    if change.change_type is ChangeType.IMPORT:
+        module = _module_of(change, graph)
+        return [f"{module}.{name}" for name in names] if module else []
+    paths: list[str] = [change.entity]
+    owner = change.entity.rpartition(".")[0]
+    while (node := graph.node(owner) if owner else None) and node.kind is NodeKind.CLASS:
+        paths.append(owner)
+        owner = owner.rpartition(".")[0]
+    return paths
 
 
 def _may_compute(pattern: str, name: str) -> bool:

@@ -749,3 +749,37 @@ def test_a_lookup_of_a_computed_name_the_changed_name_completes_is_unanalyzable(
     # a name the pattern cannot make is not served there
     after = BUS["ui/widgets.py"].replace("press(self)", "press(self, force)")
     assert _analyze(BUS, "ui/widgets.py", after).unanalyzable == ()
+
+
+# Settings name a task and a middleware class by their dotted paths; a loader imports them.
+SETTINGS = {
+    "tasks/__init__.py": "",
+    "tasks/mail.py": "def send_welcome(address):\n    return address\n\n\n"
+    "def send_bye(address):\n    return address\n",
+    "app/__init__.py": "",
+    "app/middleware.py": "class Audit:\n    def __init__(self, app):\n        self.app = app\n\n"
+    "    def process(self, request):\n        return request\n",
+    "settings.py": "TASKS = {'welcome': 'tasks.mail:send_welcome'}\n"
+    "MIDDLEWARE = ['app.middleware.Audit', 'e.g.', 'tasks.mail']\n",
+}
+
+
+def test_a_string_naming_the_changed_definition_by_its_dotted_path_is_unanalyzable():
+    after = SETTINGS["tasks/mail.py"].replace(
+        "send_welcome(address)", "send_welcome(address, lang)"
+    )
+    report = _analyze(SETTINGS, "tasks/mail.py", after)
+    assert [(u.file, u.line, u.reason) for u in report.unanalyzable] == [
+        ("settings.py", 1, "a string names 'tasks.mail.send_welcome' by its dotted path")
+    ]
+    may = {(e.file, e.line, e.unanalyzable) for e in report.triage.may_impact}
+    assert ("settings.py", 1, True) in may
+    # a method of a class a string names: its loader instantiates it and calls the method
+    after = SETTINGS["app/middleware.py"].replace("process(self, request)", "process(self, req, n)")
+    report = _analyze(SETTINGS, "app/middleware.py", after)
+    assert [(u.file, u.line, u.name) for u in report.unanalyzable] == [
+        ("settings.py", 2, "app.middleware.Audit")
+    ]
+    # a sibling the strings do not name, and the module path alone, serve nothing
+    after = SETTINGS["tasks/mail.py"].replace("send_bye(address)", "send_bye(address, lang)")
+    assert _analyze(SETTINGS, "tasks/mail.py", after).unanalyzable == ()

@@ -374,6 +374,19 @@ def test_dynamic_references_and_identifier_strings() -> None:
     assert plug.strings == ("handler", "not", "an", "identifier")
 
 
+def test_strings_shaped_like_dotted_paths_are_references_by_path() -> None:
+    facts = facts_of(
+        "TASKS = {'welcome': 'tasks.mail:send_welcome', 'bye': 'a.b:C.m'}\n"
+        "MIDDLEWARE = ['app.middleware.Audit', 'e.g.', '1.2', 'a b.c', 'http://x.y', 'x:']\n"
+    )
+    paths = [(d.name, d.span.line) for d in facts.dynamic if d.kind is DynamicKind.DOTTED_PATH]
+    assert paths == [
+        ("tasks.mail.send_welcome", 1),
+        ("a.b.C.m", 1),
+        ("app.middleware.Audit", 2),
+    ]
+
+
 def test_node_strings_are_capped_at_32_tokens() -> None:
     words = " ".join(f"w{i}" for i in range(50))
     facts = facts_of(f'def f():\n    return "{words}"\n')

@@ -41,6 +41,9 @@ from impact_ls.model import DynamicKind, Span
 MAX_NODE_STRINGS = 32
 _MAX_STRING_SCAN = 200
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]+")
+# ``"pkg.mod:func"`` (entry points, task and app strings), ``"pkg.mod.Class"`` (settings that
+# name middleware, backends, handlers): a definition loaded by its path at run time
+_DOTTED_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?::[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)?")
 BUILTINS = frozenset(dir(builtins))
 _CONSTANT = ast.Constant
 _NAME = ast.Name
@@ -332,6 +335,15 @@ class Walker:
                 new_dynamic(
                     scope.qualname, sys.intern(value), DynamicKind.STRING_LITERAL, span_of(node)
                 )
+            )
+        elif (
+            ("." in value or ":" in value)
+            and len(value) <= _MAX_STRING_SCAN
+            and _DOTTED_PATH.fullmatch(value)
+        ):
+            path = value.replace(":", ".")
+            self.dynamic.append(
+                new_dynamic(scope.qualname, path, DynamicKind.DOTTED_PATH, span_of(node))
             )
 
     def result(self, *, module: str, is_package: bool, parse_error: str | None) -> FileFacts:
