@@ -753,14 +753,15 @@ def test_a_lookup_of_a_computed_name_the_changed_name_completes_is_unanalyzable(
 
 # Settings name a task and a middleware class by their dotted paths; a loader imports them.
 SETTINGS = {
-    "tasks/__init__.py": "",
+    "tasks/__init__.py": "from tasks.mail import send_bye\n",
     "tasks/mail.py": "def send_welcome(address):\n    return address\n\n\n"
     "def send_bye(address):\n    return address\n",
     "app/__init__.py": "",
     "app/middleware.py": "class Audit:\n    def __init__(self, app):\n        self.app = app\n\n"
     "    def process(self, request):\n        return request\n",
     "settings.py": "TASKS = {'welcome': 'tasks.mail:send_welcome'}\n"
-    "MIDDLEWARE = ['app.middleware.Audit', 'e.g.', 'tasks.mail']\n",
+    "MIDDLEWARE = ['app.middleware.Audit', 'e.g.', 'tasks.mail']\n"
+    "FAREWELL = 'tasks:send_bye'\n",
 }
 
 
@@ -780,6 +781,11 @@ def test_a_string_naming_the_changed_definition_by_its_dotted_path_is_unanalyzab
     assert [(u.file, u.line, u.name) for u in report.unanalyzable] == [
         ("settings.py", 2, "app.middleware.Audit")
     ]
-    # a sibling the strings do not name, and the module path alone, serve nothing
+    # a name the strings do not name by its own path, and the module path alone, serve nothing
     after = SETTINGS["tasks/mail.py"].replace("send_bye(address)", "send_bye(address, lang)")
     assert _analyze(SETTINGS, "tasks/mail.py", after).unanalyzable == ()
+    # a re-export removed: the string that loads it through the package loses it
+    report = _analyze(SETTINGS, "tasks/__init__.py", "")
+    assert [(u.file, u.line, u.name) for u in report.unanalyzable] == [
+        ("settings.py", 3, "tasks.send_bye")
+    ]

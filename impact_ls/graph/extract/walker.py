@@ -341,7 +341,7 @@ class Walker:
             and len(value) <= _MAX_STRING_SCAN
             and _DOTTED_PATH.fullmatch(value)
         ):
-            path = value.replace(":", ".")
+            path = sys.intern(value.replace(":", "."))
             self.dynamic.append(
                 new_dynamic(scope.qualname, path, DynamicKind.DOTTED_PATH, span_of(node))
             )
