@@ -33,7 +33,9 @@ Contract:
              it but keeps it out of MAY-IMPACT unless co-change supports the file. Whether the
              file imports the changed module does not make it strong: on real commits
              (``bench_commits.py``) such strings in importing files were changed with the edit
-             2 times in 24.
+             2 times in 24. A dotted path in a test is weak too: there it is mostly what
+             ``mock.patch`` or ``monkeypatch.setattr`` replaces, and the test's own run shows a
+             break (on real commits: 3 such test files listed, none changed with the edit).
 """
 
 from __future__ import annotations
@@ -88,10 +90,13 @@ def find_hidden_channels(change: Change, graph: CodeGraph) -> tuple[Unanalyzable
     shared = {name for name in names if len(graph.find_by_name(name)) > 1}
     out = set()
     for ref in refs:
-        weak = ref.name in shared and (
-            # ``getattr(obj, "__call__")`` probes a protocol, not the changed class
-            ref.kind is DynamicKind.STRING_LITERAL or is_dunder(ref.name)
-        )
+        weak = (
+            ref.name in shared
+            and (
+                # ``getattr(obj, "__call__")`` probes a protocol, not the changed class
+                ref.kind is DynamicKind.STRING_LITERAL or is_dunder(ref.name)
+            )
+        ) or (ref.kind is DynamicKind.DOTTED_PATH and _in_test(ref, graph))
         out.add(
             Unanalyzable(
                 file=ref.file,
@@ -129,12 +134,19 @@ def _paths(change: Change, graph: CodeGraph, names: list[str]) -> list[str]:
     if change.change_type is ChangeType.IMPORT:
         module = _module_of(change, graph)
         return [f"{module}.{name}" for name in names] if module else []
-    paths: list[str] = [change.entity]
+    entity = graph.node(change.entity)
+    # a module's own path is also a logger's name, a settings key: no route to a definition
+    paths: list[str] = [] if entity and entity.kind is NodeKind.MODULE else [change.entity]
     owner = change.entity.rpartition(".")[0]
     while (node := graph.node(owner) if owner else None) and node.kind is NodeKind.CLASS:
         paths.append(owner)
         owner = owner.rpartition(".")[0]
     return paths
+
+
+def _in_test(ref: DynamicRef, graph: CodeGraph) -> bool:
+    node = graph.node(ref.source)
+    return node is not None and node.kind is NodeKind.TEST
 
 
 def _may_compute(pattern: str, name: str) -> bool:

@@ -759,6 +759,9 @@ SETTINGS = {
     "app/__init__.py": "",
     "app/middleware.py": "class Audit:\n    def __init__(self, app):\n        self.app = app\n\n"
     "    def process(self, request):\n        return request\n",
+    "tests/test_mail.py": "from unittest import mock\n\n\ndef test_send():\n"
+    "    with mock.patch('tasks.mail.send_welcome'):\n        pass\n",
+    "log.py": "import logging\n\nLOG = logging.getLogger('tasks.mail')\n",
     "settings.py": "TASKS = {'welcome': 'tasks.mail:send_welcome'}\n"
     "MIDDLEWARE = ['app.middleware.Audit', 'e.g.', 'tasks.mail']\n"
     "FAREWELL = 'tasks:send_bye'\n",
@@ -771,10 +774,17 @@ def test_a_string_naming_the_changed_definition_by_its_dotted_path_is_unanalyzab
     )
     report = _analyze(SETTINGS, "tasks/mail.py", after)
     assert [(u.file, u.line, u.reason) for u in report.unanalyzable] == [
-        ("settings.py", 1, "a string names 'tasks.mail.send_welcome' by its dotted path")
+        ("settings.py", 1, "a string names 'tasks.mail.send_welcome' by its dotted path"),
+        ("tests/test_mail.py", 5, "a string names 'tasks.mail.send_welcome' by its dotted path"),
     ]
     may = {(e.file, e.line, e.unanalyzable) for e in report.triage.may_impact}
     assert ("settings.py", 1, True) in may
+    # in a test it is what a patch replaces: listed, flagged, weak (LOW-RISK without history)
+    low = {(e.file, e.line, e.unanalyzable) for e in report.triage.low_risk}
+    assert ("tests/test_mail.py", 5, True) in low
+    # module-level code changed: the module's path (a logger's name) is no route to it
+    after = SETTINGS["tasks/mail.py"] + "\nprint('loaded')\n"
+    assert "log.py" not in {u.file for u in _analyze(SETTINGS, "tasks/mail.py", after).unanalyzable}
     # a method of a class a string names: its loader instantiates it and calls the method
     after = SETTINGS["app/middleware.py"].replace("process(self, request)", "process(self, req, n)")
     report = _analyze(SETTINGS, "app/middleware.py", after)
