@@ -9,12 +9,13 @@ one) indexes its own copy of the pinned project under valgrind's cachegrind, eve
 counted (the main one, the ``forkserver`` and its extraction workers, the resource tracker), and
 ``ast.parse`` of the same files is counted the same way: the peer of ``bench_graph.py``'s ratio.
 
-Reported per tree and job: instructions (``Ir``), first-level cache misses (instruction and data),
-last-level misses, and cachegrind's estimate of cycles, ``Ir + 10 · L1 misses + 100 · LL
-misses`` — what the instruction count leaves out when more data is touched. With two trees the
-second line is the change from the first. The trees run in parallel (the counts do not depend on
-load); each job takes 10-20 minutes under valgrind on django. ``PYTHONHASHSEED`` is fixed, so set
-and dict orders, and the work they lead to, are the same in every run.
+Reported per tree and job: instructions (``Ir``), mispredicted branches, first-level cache misses
+(instruction and data), last-level misses, and callgrind's estimate of cycles, ``Ir + 10 ·
+branch misses + 10 · L1 misses + 100 · LL misses`` — what the instruction count leaves out.
+With two trees the last lines are the change from the first. The trees run in parallel (the
+counts do not depend on load); each job takes 10-20 minutes under valgrind on django.
+``PYTHONHASHSEED`` is fixed, so set and dict orders, and the work they lead to, are the same in
+every run.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ WORK = HERE / ".data" / "instructions"
 JOBS = ("parse", "cold")
 L1_EVENTS = ("I1mr", "D1mr", "D1mw")
 LL_EVENTS = ("ILmr", "DLmr", "DLmw")
+BRANCH_MISSES = ("Bcm", "Bim")  # conditional and indirect branches mispredicted
 
 
 def _job(tree: str, job: str, root: str, jobs: int) -> None:
@@ -65,6 +67,7 @@ def count(tree: Path, job: str, root: Path, jobs: int, out: Path) -> dict[str, i
         "valgrind",
         "--tool=cachegrind",
         "--cache-sim=yes",
+        "--branch-sim=yes",
         "--trace-children=yes",
         f"--cachegrind-out-file={out}/%p.out",
         sys.executable,
@@ -93,10 +96,18 @@ def count(tree: Path, job: str, root: Path, jobs: int, out: Path) -> dict[str, i
     return totals
 
 
+def _sum(totals: dict[str, int], events: tuple[str, ...]) -> int:
+    return sum(totals.get(e, 0) for e in events)
+
+
 def cycles(totals: dict[str, int]) -> int:
-    l1 = sum(totals.get(e, 0) for e in L1_EVENTS)
-    ll = sum(totals.get(e, 0) for e in LL_EVENTS)
-    return totals["Ir"] + 10 * l1 + 100 * ll
+    """Callgrind's estimate: ``Ir + 10 · branch misses + 10 · L1 misses + 100 · LL misses``."""
+    return (
+        totals["Ir"]
+        + 10 * _sum(totals, BRANCH_MISSES)
+        + 10 * _sum(totals, L1_EVENTS)
+        + 100 * _sum(totals, LL_EVENTS)
+    )
 
 
 def measure(tree: Path, source: Path, jobs: int) -> dict[str, dict[str, int]]:
@@ -110,8 +121,9 @@ def measure(tree: Path, source: Path, jobs: int) -> dict[str, dict[str, int]]:
 
 def render(results: list[tuple[Path, dict[str, dict[str, int]]]]) -> str:
     rows = [
-        "| tree | job | Ir (G) | L1 misses (M) | LL misses (M) | est. cycles (G) | cold / parse |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| tree | job | Ir (G) | branch misses (M) | L1 misses (M) | LL misses (M) "
+        "| est. cycles (G) | cold / parse |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for tree, result in results:
         ratio = cycles(result["cold"]) / cycles(result["parse"])
@@ -120,15 +132,16 @@ def render(results: list[tuple[Path, dict[str, dict[str, int]]]]) -> str:
             t = result[job]
             rows.append(
                 f"| `{tree}` | {job} | {t['Ir'] / 1e9:.2f} "
-                f"| {sum(t.get(e, 0) for e in L1_EVENTS) / 1e6:.0f} "
-                f"| {sum(t.get(e, 0) for e in LL_EVENTS) / 1e6:.1f} | {cycles(t) / 1e9:.2f} "
+                f"| {_sum(t, BRANCH_MISSES) / 1e6:.0f} | {_sum(t, L1_EVENTS) / 1e6:.0f} "
+                f"| {_sum(t, LL_EVENTS) / 1e6:.1f} | {cycles(t) / 1e9:.2f} "
                 f"| {f'{ratio:.3f} ({ir_ratio:.3f} in Ir)' if job == 'cold' else ''} |"
             )
     if len(results) == 2:
         (_, a), (_, b) = results
         for job in JOBS:
             rows.append(
-                f"| change | {job} | {b[job]['Ir'] / a[job]['Ir'] - 1:+.1%} | | "
+                f"| change | {job} | {b[job]['Ir'] / a[job]['Ir'] - 1:+.1%} "
+                f"| {_sum(b[job], BRANCH_MISSES) / _sum(a[job], BRANCH_MISSES) - 1:+.1%} | | "
                 f"| {cycles(b[job]) / cycles(a[job]) - 1:+.1%} | |"
             )
     return "\n".join(rows)
