@@ -77,7 +77,7 @@ def find_hidden_channels(change: Change, graph: CodeGraph) -> tuple[Unanalyzable
         refs.update(
             r for r in graph.dynamic_refs_named(module) if r.kind is DynamicKind.IMPORT_MODULE
         )
-    for path in _paths(change, graph, names):
+    for path in _paths(change, graph, names, module):
         refs.update(r for r in graph.dynamic_refs_named(path) if r.kind is DynamicKind.DOTTED_PATH)
     refs.update(
         r for r in graph.computed_name_refs() if any(_may_compute(r.name, n) for n in names)
@@ -129,10 +129,9 @@ def _names(change: Change) -> list[str]:
     return sorted(n for n in names if n)
 
 
-def _paths(change: Change, graph: CodeGraph, names: list[str]) -> list[str]:
+def _paths(change: Change, graph: CodeGraph, names: list[str], module: str) -> list[str]:
     """The dotted paths a string may load the change by (see the module contract)."""
     if change.change_type is ChangeType.IMPORT:
-        module = _module_of(change, graph)
         return [f"{module}.{name}" for name in names] if module else []
     entity = graph.node(change.entity)
     # a module's own path is also a logger's name, a settings key: no route to a definition
