@@ -133,9 +133,8 @@ def _paths(change: Change, graph: CodeGraph, names: list[str], module: str) -> l
     """The dotted paths a string may load the change by (see the module contract)."""
     if change.change_type is ChangeType.IMPORT:
         return [f"{module}.{name}" for name in names] if module else []
-    entity = graph.node(change.entity)
     # a module's own path is also a logger's name, a settings key: no route to a definition
-    paths: list[str] = [] if entity and entity.kind is NodeKind.MODULE else [change.entity]
+    paths: list[str] = [] if change.entity == module else [change.entity]
     owner = change.entity.rpartition(".")[0]
     while (node := graph.node(owner) if owner else None) and node.kind is NodeKind.CLASS:
         paths.append(owner)
