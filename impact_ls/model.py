@@ -169,6 +169,8 @@ class DynamicKind(StrEnum):
     MODULE_GETATTR = "module __getattr__"
     STRING_LITERAL = "string literal"
     DOTTED_PATH = "dotted path"
+    # ``getattr(models, payload["type"])``: any attribute of an imported module or class
+    COMPUTED_LOOKUP = "computed lookup"
 
 
 _ATTRIBUTE_LOOKUPS = frozenset({DynamicKind.GETATTR, DynamicKind.SETATTR, DynamicKind.HASATTR})
@@ -189,6 +191,8 @@ class DynamicRef:
         """A one-line human explanation of why this site is unanalyzable."""
         if COMPUTED in self.name and self.kind in _ATTRIBUTE_LOOKUPS:
             return f"{self.kind.value} of a computed name {self.name!r}"
+        if COMPUTED in self.name and self.kind is DynamicKind.IMPORT_MODULE:
+            return f"importlib.import_module of a computed name {self.name!r}"
         return {
             DynamicKind.GETATTR: f"string-keyed getattr of {self.name!r}",
             DynamicKind.SETATTR: f"string-keyed setattr of {self.name!r}",
@@ -199,6 +203,7 @@ class DynamicRef:
             else f"module-level __getattr__ serves {self.name!r}",
             DynamicKind.STRING_LITERAL: f"string literal {self.name!r} names a definition",
             DynamicKind.DOTTED_PATH: f"a string names {self.name!r} by its dotted path",
+            DynamicKind.COMPUTED_LOOKUP: f"getattr of a computed name on {self.name!r}",
         }[self.kind]
 
 

@@ -14,7 +14,14 @@ Contract:
                least three characters that the changed name completes: ``"on_" + kind``,
                ``f"visit_{name}"`` for ``on_click``, ``visit_Call`` (handler dispatch,
                visitors);
-             - ``importlib.import_module`` of the module that holds the change;
+             - ``importlib.import_module`` of the module that holds the change, or of a name
+               computed below a package path that the module completes (``"drivers." + name``,
+               ``f"plugins.{name}.hooks"``: drivers and plugins loaded by a configured name);
+             - a ``getattr`` of a computed name on the module that holds the change, or on a
+               class the change is or is in, as the file imports it
+               (``getattr(models, payload["type"])`` after ``from orm import models``:
+               deserializers, command and handler lookups); not for a change of the module's
+               own code;
              - a string that names the changed entity, or a class it is in, by its dotted path:
                ``"tasks.mail:send_welcome"`` (entry points, task and app strings),
                ``"app.middleware.Audit"`` (settings naming middleware, backends, handlers, whose
@@ -73,15 +80,27 @@ def find_hidden_channels(change: Change, graph: CodeGraph) -> tuple[Unanalyzable
     for name in names:
         refs.update(r for r in graph.dynamic_refs_named(name) if r.kind in _NAME_KINDS)
     module = _module_of(change, graph)
+    computed = graph.computed_name_refs()
     if module:
         refs.update(
             r for r in graph.dynamic_refs_named(module) if r.kind is DynamicKind.IMPORT_MODULE
         )
+        refs.update(
+            r
+            for r in computed
+            if r.kind is DynamicKind.IMPORT_MODULE and _may_compute(r.name, module)
+        )
     for path in _paths(change, graph, names, module):
         refs.update(r for r in graph.dynamic_refs_named(path) if r.kind is DynamicKind.DOTTED_PATH)
     refs.update(
-        r for r in graph.computed_name_refs() if any(_may_compute(r.name, n) for n in names)
+        r
+        for r in computed
+        if r.kind is not DynamicKind.IMPORT_MODULE and any(_may_compute(r.name, n) for n in names)
     )
+    for owner in _owners(change, graph, names, module):
+        refs.update(
+            r for r in graph.dynamic_refs_named(owner) if r.kind is DynamicKind.COMPUTED_LOOKUP
+        )
     for ref in graph.module_getattr_refs():
         if change.entity.startswith(f"{ref.source}.") or change.entity == ref.source:
             below = change.entity[len(ref.source) + 1 :].split(".")
@@ -135,11 +154,27 @@ def _paths(change: Change, graph: CodeGraph, names: list[str], module: str) -> l
         return [f"{module}.{name}" for name in names] if module else []
     # a module's own path is also a logger's name, a settings key: no route to a definition
     paths: list[str] = [] if change.entity == module else [change.entity]
-    owner = change.entity.rpartition(".")[0]
-    while (node := graph.node(owner) if owner else None) and node.kind is NodeKind.CLASS:
-        paths.append(owner)
-        owner = owner.rpartition(".")[0]
-    return paths
+    return paths + _classes(change.entity.rpartition(".")[0], graph)
+
+
+def _owners(change: Change, graph: CodeGraph, names: list[str], module: str) -> list[str]:
+    """The module and classes a computed ``getattr`` may fetch the change from: the change's
+    module (unless the change is the module's own code) and each class it is or is in."""
+    if change.change_type is ChangeType.IMPORT:
+        return [module] if module and names else []
+    owners = [module] if module and change.entity != module else []
+    return owners + (
+        _classes(change.entity, graph) or _classes(change.entity.rpartition(".")[0], graph)
+    )
+
+
+def _classes(qualname: str, graph: CodeGraph) -> list[str]:
+    """``qualname`` and the classes it is in, while each is a class (else nothing)."""
+    out = []
+    while (node := graph.node(qualname) if qualname else None) and node.kind is NodeKind.CLASS:
+        out.append(qualname)
+        qualname = qualname.rpartition(".")[0]
+    return out
 
 
 def _in_test(ref: DynamicRef, graph: CodeGraph) -> bool:

@@ -40,7 +40,7 @@ else:  # pragma: no cover - exercised only on 3.10
 
 logger = logging.getLogger(__name__)
 
-EXTRACTOR_VERSION = "19"
+EXTRACTOR_VERSION = "20"
 
 Chain = tuple[str, ...]
 

@@ -799,3 +799,50 @@ def test_a_string_naming_the_changed_definition_by_its_dotted_path_is_unanalyzab
     assert [(u.file, u.line, u.name) for u in report.unanalyzable] == [
         ("settings.py", 3, "tasks.send_bye")
     ]
+
+
+# Drivers are imported by a configured name; a deserializer instantiates the class it is told.
+LOADERS = {
+    "drivers/__init__.py": "",
+    "drivers/s3.py": "def upload(path, data):\n    return path, data\n",
+    "storage.py": "import importlib\n\n\ndef save(kind, path, data):\n"
+    "    driver = importlib.import_module('drivers.' + kind)\n"
+    "    return driver.upload(path, data)\n",
+    "orm/__init__.py": "",
+    "orm/fields.py": "def validate(value):\n    return value\n",
+    "orm/models.py": "class User:\n    def __init__(self, name):\n        self.name = name\n\n"
+    "    def save(self):\n        return self.name\n",
+    "orm/serde.py": "import json\n\nfrom . import models\n\n\ndef load(payload, name):\n"
+    "    cls = getattr(models, payload['type'])\n    getattr(json, name)\n"
+    "    return cls(**payload['fields'])\n",
+}
+
+
+def test_a_module_or_class_a_computed_name_is_looked_up_in_is_unanalyzable():
+    after = LOADERS["drivers/s3.py"].replace("upload(path, data)", "upload(path, data, bucket)")
+    report = _analyze(LOADERS, "drivers/s3.py", after)
+    assert [(u.file, u.line, u.reason) for u in report.unanalyzable] == [
+        ("storage.py", 5, "importlib.import_module of a computed name 'drivers.*'")
+    ]
+    assert ("storage.py", 5, True) in {
+        (e.file, e.line, e.unanalyzable) for e in report.triage.may_impact
+    }
+    # a constructor of a class in the module the lookup searches (imported relatively)
+    after = LOADERS["orm/models.py"].replace("(self, name)", "(self, name, role)")
+    report = _analyze(LOADERS, "orm/models.py", after)
+    assert [(u.file, u.line, u.reason) for u in report.unanalyzable] == [
+        ("orm/serde.py", 7, "getattr of a computed name on 'orm.models'")
+    ]
+    assert ("orm/serde.py", 7, True) in {
+        (e.file, e.line, e.unanalyzable) for e in report.triage.may_impact
+    }
+    # a method too: the looked-up class is instantiated and used
+    after = LOADERS["orm/models.py"].replace("save(self)", "save(self, force)")
+    assert [u.file for u in _analyze(LOADERS, "orm/models.py", after).unanalyzable] == [
+        "orm/serde.py"
+    ]
+    # another module of the package, and the module's own top-level code, are not looked up
+    after = LOADERS["orm/fields.py"].replace("validate(value)", "validate(value, strict)")
+    assert _analyze(LOADERS, "orm/fields.py", after).unanalyzable == ()
+    after = LOADERS["orm/models.py"] + "\nprint('loaded')\n"
+    assert _analyze(LOADERS, "orm/models.py", after).unanalyzable == ()

@@ -387,6 +387,40 @@ def test_strings_shaped_like_dotted_paths_are_references_by_path() -> None:
     ]
 
 
+def test_names_computed_below_a_package_path_and_lookups_in_imported_names() -> None:
+    facts = facts_of(
+        """\
+        import importlib
+        from orm import models
+
+        def load(payload, kind, name, module):
+            importlib.import_module("drivers." + kind)
+            importlib.import_module(f"plugins.{name}.hooks")
+            importlib.import_module("backends.%s" % name)
+            importlib.import_module("." + name)
+            importlib.import_module(name)
+            importlib.import_module(f"{name}.x")
+            importlib.import_module("drivers.%d" % kind)
+            getattr(models, payload["type"])
+            getattr(models.User, name)
+            getattr(module, name)
+            getattr(payload["x"], name)
+            getattr(make(), name)
+            return getattr(models, "User")
+        """
+    )
+    rows = [(d.name, d.kind, d.span.line) for d in facts.dynamic if d.scope == "load"]
+    assert rows == [
+        ("drivers.*", DynamicKind.IMPORT_MODULE, 5),
+        ("plugins.*.hooks", DynamicKind.IMPORT_MODULE, 6),
+        ("backends.*", DynamicKind.IMPORT_MODULE, 7),
+        ("models", DynamicKind.COMPUTED_LOOKUP, 12),
+        ("type", DynamicKind.STRING_LITERAL, 12),
+        ("models.User", DynamicKind.COMPUTED_LOOKUP, 13),
+        ("User", DynamicKind.GETATTR, 17),
+    ]
+
+
 def test_node_strings_are_capped_at_32_tokens() -> None:
     words = " ".join(f"w{i}" for i in range(50))
     facts = facts_of(f'def f():\n    return "{words}"\n')
@@ -652,8 +686,8 @@ def test_strings_of_type_expressions_are_forward_references_not_identifier_strin
         # no literal part, or more than one computed part
         ("getattr(obj, prefix + name)", None),
         ('getattr(obj, f"do_{a}_{b}")', None),
-        # a module name is no attribute name
-        ('importlib.import_module("pkg." + name)', None),
+        # a module computed below a package path: a pattern of module names
+        ('importlib.import_module("pkg." + name)', ("pkg.*", DynamicKind.IMPORT_MODULE)),
     ],
 )
 def test_a_lookup_of_a_name_computed_around_a_literal_records_its_pattern(

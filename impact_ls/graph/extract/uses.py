@@ -1,15 +1,18 @@
 """Handlers for what uses a name: calls, attribute chains, and references made through strings.
 
 A call records its callee chain and argument shape; ``getattr(obj, "name")``-like calls and
-``importlib.import_module("mod")`` also record a dynamic reference to the string they name (a
-plain name read and a string literal are recorded by the walker itself: they are the commonest
-nodes). Chains spell a method's first parameter ``self`` and wait for their scope to close to
-learn whether their head is a local.
+``importlib.import_module("mod")`` also record a dynamic reference to the string they name, or
+to the pattern of a name computed around a literal (``"on_" + kind``, ``"drivers." + name``),
+and ``getattr(models, payload["type"])`` one to the module or class it looks a computed name up
+in (a plain name read and a string literal are recorded by the walker itself: they are the
+commonest nodes). Chains spell a method's first parameter ``self`` and wait for their scope to
+close to learn whether their head is a local.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from typing import TYPE_CHECKING
 
 from impact_ls.graph.extract import bindings, implicit
@@ -32,6 +35,10 @@ _IMPORT_MODULE = {("importlib", "import_module"), ("import_module",), ("__import
 # the last names of every chain ``_dynamic_call`` acts on: a cheap test before the full one
 _DYNAMIC_CALLEES = frozenset({*_DYNAMIC_ATTR, *(c[-1] for c in _IMPORT_MODULE)})
 _NEVER_LOCAL = frozenset({UNKNOWN, SUPER, "self", "cls"})
+# a chain part that is no plain name (an attribute of a call's result, an item, ``super()``)
+_NOT_NAMES = frozenset({UNKNOWN, SUPER, CALL, ITEM, "self", "cls"})
+_PACKAGE_PREFIX = re.compile(r"(?:[A-Za-z_]\w*\.)+")
+_MODULE_SUFFIX = re.compile(r"(?:\.[A-Za-z_]\w*)+")
 # the shortest literal part of a computed attribute name that is matched against changed names
 _MIN_LITERAL = 3
 _TYPE_TAKERS = frozenset({"cast", "TypeVar"})
@@ -180,10 +187,31 @@ def _dynamic_call(walk: Walker, chain: Chain, node: ast.Call) -> None:
     if name is not None:
         walk.skip_strings.add(id(arg))
         walk.dynamic.append(new_dynamic(walk.scope.qualname, name, kind, span_of(node)))
-    elif kind is not DynamicKind.IMPORT_MODULE:
-        pattern = computed_name(arg)
-        if pattern is not None:
-            walk.dynamic.append(new_dynamic(walk.scope.qualname, pattern, kind, span_of(node)))
+        return
+    pattern = computed_module(arg) if kind is DynamicKind.IMPORT_MODULE else computed_name(arg)
+    if pattern is not None:
+        walk.dynamic.append(new_dynamic(walk.scope.qualname, pattern, kind, span_of(node)))
+    elif kind is DynamicKind.GETATTR:
+        owner = _global_chain(walk, node.args[0])
+        if owner is not None:
+            walk.dynamic.append(
+                new_dynamic(walk.scope.qualname, owner, DynamicKind.COMPUTED_LOOKUP, span_of(node))
+            )
+
+
+def _global_chain(walk: Walker, expr: ast.expr) -> str | None:
+    """``models`` or ``pkg.models`` as written, when its head is no local of a function (an
+    import, as resolution checks: ``nodes.file_dynamic``); ``None`` for anything else."""
+    if type(expr) is not _NAME and type(expr) is not ast.Attribute:
+        return None
+    chain = chain_of(expr)
+    if any(part in _NOT_NAMES for part in chain):
+        return None
+    head = chain[0]
+    for scope in walk.scopes:
+        if scope.is_function and head in scope.bound:
+            return None
+    return ".".join(chain)
 
 
 def computed_name(arg: ast.expr) -> str | None:
@@ -203,6 +231,34 @@ def computed_name(arg: ast.expr) -> str | None:
     if len(literal) < _MIN_LITERAL or not (literal.replace("_", "a")).isidentifier():
         return None
     return f"{prefix or ''}{COMPUTED}{suffix or ''}"
+
+
+def computed_module(arg: ast.expr) -> str | None:
+    """The modules an ``import_module`` argument built around a package path may name, as a
+    pattern with one ``COMPUTED`` part: ``"drivers." + name``, ``f"drivers.{name}"`` and
+    ``"drivers.%s" % name`` are ``drivers.*``, ``f"plugins.{name}.hooks"`` is
+    ``plugins.*.hooks``. ``None`` without a leading package path (a relative or fully computed
+    name could be any module)."""
+    prefix: str | None
+    suffix: str | None = ""
+    if isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Add):
+        prefix = _text(arg.left)
+    elif isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Mod):
+        template = _text(arg.left)
+        if template is None or template.count("%") != 1 or "%s" not in template:
+            return None
+        prefix, _, suffix = template.partition("%s")
+    elif isinstance(arg, ast.JoinedStr) and len(arg.values) in (2, 3):
+        prefix = _text(arg.values[0])
+        if len(arg.values) == 3:
+            suffix = _text(arg.values[2])
+    else:
+        return None
+    if not prefix or suffix is None or not _PACKAGE_PREFIX.fullmatch(prefix):
+        return None
+    if suffix and not _MODULE_SUFFIX.fullmatch(suffix):
+        return None
+    return f"{prefix}{COMPUTED}{suffix}"
 
 
 def _text(node: ast.expr) -> str | None:

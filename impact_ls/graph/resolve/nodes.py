@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import sys
+
 from impact_ls.graph.fastinit import fast_init
 from impact_ls.graph.resolve.fileinfo import FileInfo
-from impact_ls.model import DynamicRef, Node, NodeKind, QualName, Span, TestId
+from impact_ls.graph.resolve.symbols import Symbols
+from impact_ls.model import DynamicKind, DynamicRef, Node, NodeKind, QualName, Span, TestId
 
 _new_node = fast_init(Node)
 _new_dynamic_ref = fast_init(DynamicRef)
@@ -43,10 +46,39 @@ def file_nodes(info: FileInfo) -> list[Node]:
 
 
 def file_dynamic(info: FileInfo) -> list[DynamicRef]:
-    """The file's dynamic references; depends on this file alone."""
-    return [
-        _new_dynamic_ref(
-            source=info.qual(d.scope), name=d.name, kind=d.kind, file=info.facts.file, span=d.span
+    """The file's dynamic references; depends on this file alone.
+
+    A computed lookup's owner is named by the path its module-level import gives it
+    (``from orm import models`` makes ``getattr(models, t)`` a lookup in ``orm.models``); one in
+    anything else (a module constant, a builtin) is dropped.
+    """
+    out = []
+    for d in info.facts.dynamic:
+        name: str | None = d.name
+        if d.kind is DynamicKind.COMPUTED_LOOKUP:
+            name = _imported_path(info, d.name)
+            if name is None:
+                continue
+        out.append(
+            _new_dynamic_ref(
+                source=info.qual(d.scope), name=name, kind=d.kind, file=info.facts.file, span=d.span
+            )
         )
-        for d in info.facts.dynamic
-    ]
+    return out
+
+
+def _imported_path(info: FileInfo, chain: str) -> str | None:
+    head, _, rest = chain.partition(".")
+    imp = info.top_imports.get(head)
+    if imp is None or imp.name == "*":
+        return None
+    module = Symbols.absolute(info, imp)
+    if not module:
+        return None
+    if imp.name is not None:
+        path = f"{module}.{imp.name}"
+    elif imp.asname:
+        path = module
+    else:  # ``import a.b`` binds ``a``: the chain is spelled from the top package
+        path = head
+    return sys.intern(f"{path}.{rest}" if rest else path)
