@@ -171,6 +171,8 @@ class DynamicKind(StrEnum):
     DOTTED_PATH = "dotted path"
     # ``getattr(models, payload["type"])``: any attribute of an imported module or class
     COMPUTED_LOOKUP = "computed lookup"
+    # ``ENCODERS[name] = function`` in a function given ``function``: a module-level registry
+    REGISTRY = "registry"
 
 
 _ATTRIBUTE_LOOKUPS = frozenset({DynamicKind.GETATTR, DynamicKind.SETATTR, DynamicKind.HASATTR})
@@ -204,6 +206,7 @@ class DynamicRef:
             DynamicKind.STRING_LITERAL: f"string literal {self.name!r} names a definition",
             DynamicKind.DOTTED_PATH: f"a string names {self.name!r} by its dotted path",
             DynamicKind.COMPUTED_LOOKUP: f"getattr of a computed name on {self.name!r}",
+            DynamicKind.REGISTRY: f"the registry {self.name!r} stores what it is given",
         }[self.kind]
 
 

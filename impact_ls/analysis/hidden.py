@@ -27,6 +27,10 @@ Contract:
                ``"app.middleware.Audit"`` (settings naming middleware, backends, handlers, whose
                loader instantiates the class and calls its methods); for an import change, the
                module's path to each removed name;
+             - a read of a registry that a decorator of the changed definition, or of a class
+               it is in, stores it in (``@register("json")`` whose ``wrap(function)`` does
+               ``ENCODERS[name] = function``; ``HOOKS.append(cls)``): each read outside the
+               registering function (``ENCODERS[fmt](rows)``) may dispatch to it;
              - a module-level ``__getattr__`` in a module on the entity's import path
                (``pkg/__init__.py`` or ``pkg/mod.py`` for ``pkg.mod.func``) that may serve any
                name (it forwards), or that serves, by the string literals it compares its
@@ -51,6 +55,7 @@ Contract:
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 
 from impact_ls.analysis.relations import select_relations
 from impact_ls.graph.codegraph import CodeGraph
@@ -62,6 +67,7 @@ from impact_ls.model import (
     ChangeType,
     DynamicKind,
     DynamicRef,
+    EdgeKind,
     NodeKind,
     Unanalyzable,
 )
@@ -72,6 +78,9 @@ _NAME_KINDS = frozenset(
     {DynamicKind.GETATTR, DynamicKind.SETATTR, DynamicKind.HASATTR, DynamicKind.STRING_LITERAL}
 )
 _CONSTRUCTORS = frozenset({"__init__", "__new__"})
+_CALLS = (EdgeKind.CALL,)
+# an import of a registry binds it; its reads are where a dispatch may happen
+_BINDINGS = frozenset({EdgeKind.IMPORT, EdgeKind.REEXPORT})
 # references whose use in a test the test's own run checks: weak there (see the contract)
 _RUN_BY_TESTS = frozenset({DynamicKind.DOTTED_PATH, DynamicKind.COMPUTED_LOOKUP})
 
@@ -112,7 +121,7 @@ def find_hidden_channels(change: Change, graph: CodeGraph) -> tuple[Unanalyzable
             if ref.name == ANY_NAME or ref.name in below or ref.name in names:
                 refs.add(ref)
     shared = {name for name in names if len(graph.find_by_name(name)) > 1}
-    out = set()
+    out = set(_registry_readers(change, graph))
     for ref in refs:
         weak = (
             ref.name in shared
@@ -120,7 +129,7 @@ def find_hidden_channels(change: Change, graph: CodeGraph) -> tuple[Unanalyzable
                 # ``getattr(obj, "__call__")`` probes a protocol, not the changed class
                 ref.kind is DynamicKind.STRING_LITERAL or is_dunder(ref.name)
             )
-        ) or (ref.kind in _RUN_BY_TESTS and _in_test(ref, graph))
+        ) or (ref.kind in _RUN_BY_TESTS and _in_test(ref.source, graph))
         out.add(
             Unanalyzable(
                 file=ref.file,
@@ -182,8 +191,44 @@ def _classes(qualname: str, graph: CodeGraph) -> list[str]:
     return out
 
 
-def _in_test(ref: DynamicRef, graph: CodeGraph) -> bool:
-    node = graph.node(ref.source)
+def _registry_readers(change: Change, graph: CodeGraph) -> Iterator[Unanalyzable]:
+    """Where the registries that the decorators of the changed definition (or of a class it is
+    in) store it are read: each read may dispatch to it (see the module contract)."""
+    for decorated in [change.entity, *_classes(change.entity.rpartition(".")[0], graph)]:
+        node = graph.node(decorated)
+        if node is None or not node.decorators:
+            continue
+        by_name = {d.rpartition(".")[2]: d for d in node.decorators}
+        for call in graph.dependencies(decorated.rpartition(".")[0], kinds=_CALLS):
+            decorator = by_name.get(call.target.rpartition(".")[2])
+            registrar = graph.node(call.target) if decorator else None
+            if registrar is None:
+                continue
+            for registry in graph.dynamic_refs_in(registrar.file):
+                if registry.kind is not DynamicKind.REGISTRY or not _within(
+                    registry.source, registrar.id
+                ):
+                    continue
+                for read in graph.dependents(registry.name):
+                    if read.kind in _BINDINGS or _within(read.source, registrar.id):
+                        continue
+                    yield Unanalyzable(
+                        file=read.file,
+                        line=read.span.line,
+                        reason=f"the registry {registry.name!r} holds it (@{decorator})",
+                        entity=read.source,
+                        name=registry.name,
+                        seed=change.entity,
+                        weak=_in_test(read.source, graph),
+                    )
+
+
+def _within(qualname: str, scope: str) -> bool:
+    return qualname == scope or qualname.startswith(f"{scope}.")
+
+
+def _in_test(qualname: str, graph: CodeGraph) -> bool:
+    node = graph.node(qualname)
     return node is not None and node.kind is NodeKind.TEST
 
 

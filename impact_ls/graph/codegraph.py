@@ -484,6 +484,10 @@ class CodeGraph:
     def _outgoing_of(self, source: QualName) -> Sequence[Edge]:
         return self._outgoing.get(source, ())
 
+    def dynamic_refs_in(self, file: str) -> list[DynamicRef]:
+        """The dynamic references evidenced in ``file``, in file order."""
+        return list(self._dynamic_by_file.get(file, ()))
+
     def dynamic_refs_named(self, name: str) -> list[DynamicRef]:
         """Dynamic references whose string names ``name``."""
         return sorted(self._dynamic_by_name.get(name, ()), key=lambda r: (r.file, r.span.line))

@@ -854,3 +854,43 @@ def test_a_module_or_class_a_computed_name_is_looked_up_in_is_unanalyzable():
     assert _analyze(LOADERS, "orm/fields.py", after).unanalyzable == ()
     after = LOADERS["orm/models.py"] + "\nprint('loaded')\n"
     assert _analyze(LOADERS, "orm/models.py", after).unanalyzable == ()
+
+
+# Encoders register themselves under a format name; the exporter looks the format up.
+REGISTRY = {
+    "export/__init__.py": "",
+    "export/registry.py": "ENCODERS = {}\nHOOKS = []\n\n\ndef register(name):\n"
+    "    def wrap(function):\n        ENCODERS[name] = function\n        return function\n\n"
+    "    return wrap\n\n\ndef hook(cls):\n    HOOKS.append(cls)\n    return cls\n\n\n"
+    "def logged(function):\n    print(ENCODERS)\n    return function\n",
+    "export/encoders.py": "import json\n\nfrom export.registry import hook, logged, register\n\n\n"
+    "@register('json')\ndef encode_json(rows):\n    return json.dumps(rows)\n\n\n"
+    "@logged\ndef encode_text(rows):\n    return str(rows)\n\n\n"
+    "@hook\nclass Flush:\n    def run(self, rows):\n        return rows\n",
+    "export/exporter.py": "from export.registry import ENCODERS, HOOKS\n\n\n"
+    "def export(rows, fmt):\n    encoder = ENCODERS[fmt]\n"
+    "    for h in HOOKS:\n        h().run(rows)\n    return encoder(rows)\n",
+}
+
+
+def test_the_readers_of_a_registry_a_decorator_stores_the_changed_definition_in_are_unanalyzable():
+    after = REGISTRY["export/encoders.py"].replace("encode_json(rows)", "encode_json(rows, indent)")
+    report = _analyze(REGISTRY, "export/encoders.py", after)
+    reason = "the registry 'export.registry.ENCODERS' holds it (@register)"
+    # every read of the registry outside the registering function: each may dispatch to it
+    assert [(u.file, u.line, u.entity, u.reason) for u in report.unanalyzable] == [
+        ("export/exporter.py", 5, "export.exporter.export", reason),
+        ("export/registry.py", 19, "export.registry.logged", reason),
+    ]
+    assert ("export/exporter.py", 5, True) in {
+        (e.file, e.line, e.unanalyzable) for e in report.triage.may_impact
+    }
+    # a method of a class a decorator registers: its readers instantiate it and call the method
+    after = REGISTRY["export/encoders.py"].replace("run(self, rows)", "run(self, rows, force)")
+    report = _analyze(REGISTRY, "export/encoders.py", after)
+    assert [(u.file, u.line, u.reason) for u in report.unanalyzable] == [
+        ("export/exporter.py", 6, "the registry 'export.registry.HOOKS' holds it (@hook)")
+    ]
+    # a decorator that only reads the container registers nothing
+    after = REGISTRY["export/encoders.py"].replace("encode_text(rows)", "encode_text(rows, n)")
+    assert _analyze(REGISTRY, "export/encoders.py", after).unanalyzable == ()

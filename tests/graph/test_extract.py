@@ -421,6 +421,35 @@ def test_names_computed_below_a_package_path_and_lookups_in_imported_names() -> 
     ]
 
 
+def test_a_function_storing_what_it_is_given_in_a_module_container_records_the_registry() -> None:
+    facts = facts_of(
+        """\
+        ENCODERS = {}
+        HOOKS = []
+        ENCODERS["text"] = str
+
+        def register(name):
+            def wrap(function):
+                ENCODERS[name] = function
+                return function
+            return wrap
+
+        def hook(cls, helper):
+            HOOKS.append(cls)
+            ENCODERS["x"] = len
+            seen = {}
+            seen["k"] = cls
+            return cls
+
+        class App:
+            def route(self, handler):
+                self.handlers[handler.__name__] = handler
+        """
+    )
+    rows = [(d.scope, d.name, d.span.line) for d in facts.dynamic if d.kind is DynamicKind.REGISTRY]
+    assert rows == [("register.wrap", "ENCODERS", 7), ("hook", "HOOKS", 12)]
+
+
 def test_node_strings_are_capped_at_32_tokens() -> None:
     words = " ".join(f"w{i}" for i in range(50))
     facts = facts_of(f'def f():\n    return "{words}"\n')

@@ -4,7 +4,9 @@ An import becomes an ``ImportFact`` (inside ``if TYPE_CHECKING:`` it is marked s
 assignment binds its targets in the current scope and, when the value says what type the target
 gets (a constructor call, an annotation, another name), becomes an ``AssignFact``; a write to
 ``self.x`` is also an access and makes ``x`` an attribute of the enclosing class. ``__all__`` is
-read in its three spellings: ``=``, ``+=`` and ``.extend``/``.append``.
+read in its three spellings: ``=``, ``+=`` and ``.extend``/``.append``. A function that puts
+what it is given into a module-level container (``ENCODERS[name] = function``, ``HOOKS.append(
+hook)``: a registering decorator) records a dynamic reference to that registry.
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ from impact_ls.graph.extract.syntax import (
     span_of,
     string_list,
 )
-from impact_ls.graph.extract.walker import new_assign
+from impact_ls.graph.extract.walker import new_assign, new_dynamic
 from impact_ls.graph.facts import CALL, ITEM, SUPER, UNKNOWN, AccessKind, Chain, ImportFact
-from impact_ls.model import Span
+from impact_ls.model import DynamicKind, Span
 
 if TYPE_CHECKING:
     from impact_ls.graph.extract.walker import Walker
@@ -268,6 +270,20 @@ def _record_element(walk: Walker, container: Chain, element: ast.expr, span: Spa
         walk.assigns.append(
             new_assign(walk.scope.qualname, (*container, ITEM), type_chain, span, False, alias)
         )
+        if alias and len(container) == 1 and len(type_chain) == 1:
+            _registry_store(walk, container[0], type_chain[0], span)
+
+
+def _registry_store(walk: Walker, container: str, element: str, span: Span) -> None:
+    """``ENCODERS[name] = function`` where ``function`` is a parameter and ``ENCODERS`` no
+    local: a registration (in a decorator, as a rule), its readers dispatch to what it holds."""
+    given = False
+    for scope in walk.scopes:
+        if scope.is_function and container in scope.bound:
+            return
+        given = given or (scope.is_function and element in scope.params)
+    if given:
+        walk.dynamic.append(new_dynamic(walk.scope.qualname, container, DynamicKind.REGISTRY, span))
 
 
 def record_added(walk: Walker, chain: Chain, node: ast.Call) -> None:

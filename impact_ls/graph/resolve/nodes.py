@@ -49,16 +49,19 @@ def file_dynamic(info: FileInfo) -> list[DynamicRef]:
     """The file's dynamic references; depends on this file alone.
 
     A computed lookup's owner is named by the path its module-level import gives it
-    (``from orm import models`` makes ``getattr(models, t)`` a lookup in ``orm.models``); one in
-    anything else (a module constant, a builtin) is dropped.
+    (``from orm import models`` makes ``getattr(models, t)`` a lookup in ``orm.models``), and a
+    registry by its module's constant or its import; one in anything else (a builtin, a name
+    nothing binds) is dropped.
     """
     out = []
     for d in info.facts.dynamic:
         name: str | None = d.name
         if d.kind is DynamicKind.COMPUTED_LOOKUP:
             name = _imported_path(info, d.name)
-            if name is None:
-                continue
+        elif d.kind is DynamicKind.REGISTRY:
+            name = info.qual(d.name) if d.name in info.constants else _imported_path(info, d.name)
+        if name is None:
+            continue
         out.append(
             _new_dynamic_ref(
                 source=info.qual(d.scope), name=name, kind=d.kind, file=info.facts.file, span=d.span
