@@ -277,12 +277,9 @@ def _record_element(walk: Walker, container: Chain, element: ast.expr, span: Spa
 def _registry_store(walk: Walker, container: str, element: str, span: Span) -> None:
     """``ENCODERS[name] = function`` where ``function`` is a parameter and ``ENCODERS`` no
     local: a registration (in a decorator, as a rule), its readers dispatch to what it holds."""
-    given = False
-    for scope in walk.scopes:
-        if scope.is_function and container in scope.bound:
-            return
-        given = given or (scope.is_function and element in scope.params)
-    if given:
+    if walk.is_function_local(container):
+        return
+    if any(scope.is_function and element in scope.params for scope in walk.scopes):
         walk.dynamic.append(new_dynamic(walk.scope.qualname, container, DynamicKind.REGISTRY, span))
 
 

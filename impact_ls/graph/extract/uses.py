@@ -207,11 +207,7 @@ def _global_chain(walk: Walker, expr: ast.expr) -> str | None:
     chain = chain_of(expr)
     if any(part in _NOT_NAMES for part in chain):
         return None
-    head = chain[0]
-    for scope in walk.scopes:
-        if scope.is_function and head in scope.bound:
-            return None
-    return ".".join(chain)
+    return None if walk.is_function_local(chain[0]) else ".".join(chain)
 
 
 def computed_name(arg: ast.expr) -> str | None:

@@ -259,6 +259,10 @@ class Walker:
                 return False
         return False
 
+    def is_function_local(self, name: str) -> bool:
+        """Whether a function the walk is in binds ``name`` so far (a parameter, a local)."""
+        return any(scope.is_function and name in scope.bound for scope in self.scopes)
+
     def enclosing_class(self) -> Scope | None:
         """The class whose method (possibly through closures) is being walked."""
         for scope in reversed(self.scopes):
