@@ -401,6 +401,8 @@ def test_names_computed_below_a_package_path_and_lookups_in_imported_names() -> 
             importlib.import_module(name)
             importlib.import_module(f"{name}.x")
             importlib.import_module("drivers.%d" % kind)
+            importlib.import_module(f"app.plugins.{kind}_export")
+            importlib.import_module(f"app.{kind} plugins")
             getattr(models, payload["type"])
             getattr(models.User, name)
             getattr(module, name)
@@ -414,10 +416,12 @@ def test_names_computed_below_a_package_path_and_lookups_in_imported_names() -> 
         ("drivers.*", DynamicKind.IMPORT_MODULE, 5),
         ("plugins.*.hooks", DynamicKind.IMPORT_MODULE, 6),
         ("backends.*", DynamicKind.IMPORT_MODULE, 7),
-        ("models", DynamicKind.COMPUTED_LOOKUP, 12),
-        ("type", DynamicKind.STRING_LITERAL, 12),
-        ("models.User", DynamicKind.COMPUTED_LOOKUP, 13),
-        ("User", DynamicKind.GETATTR, 17),
+        ("app.plugins.*_export", DynamicKind.IMPORT_MODULE, 12),
+        ("_export", DynamicKind.STRING_LITERAL, 12),
+        ("models", DynamicKind.COMPUTED_LOOKUP, 14),
+        ("type", DynamicKind.STRING_LITERAL, 14),
+        ("models.User", DynamicKind.COMPUTED_LOOKUP, 15),
+        ("User", DynamicKind.GETATTR, 19),
     ]
 
 

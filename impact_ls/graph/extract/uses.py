@@ -37,8 +37,8 @@ _DYNAMIC_CALLEES = frozenset({*_DYNAMIC_ATTR, *(c[-1] for c in _IMPORT_MODULE)})
 _NEVER_LOCAL = frozenset({UNKNOWN, SUPER, "self", "cls"})
 # a chain part that is no plain name (an attribute of a call's result, an item, ``super()``)
 _NOT_NAMES = frozenset({UNKNOWN, SUPER, CALL, ITEM, "self", "cls"})
-_PACKAGE_PREFIX = re.compile(r"(?:[A-Za-z_]\w*\.)+")
-_MODULE_SUFFIX = re.compile(r"(?:\.[A-Za-z_]\w*)+")
+# a module below a package, once its computed part is filled in
+_MODULE_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 # the shortest literal part of a computed attribute name that is matched against changed names
 _MIN_LITERAL = 3
 _TYPE_TAKERS = frozenset({"cast", "TypeVar"})
@@ -233,8 +233,9 @@ def computed_module(arg: ast.expr) -> str | None:
     """The modules an ``import_module`` argument built around a package path may name, as a
     pattern with one ``COMPUTED`` part: ``"drivers." + name``, ``f"drivers.{name}"`` and
     ``"drivers.%s" % name`` are ``drivers.*``, ``f"plugins.{name}.hooks"`` is
-    ``plugins.*.hooks``. ``None`` without a leading package path (a relative or fully computed
-    name could be any module)."""
+    ``plugins.*.hooks``, ``f"app.plugins.{fmt}_export"`` is ``app.plugins.*_export``. ``None``
+    without a literal package path in front (a relative or fully computed name could be any
+    module), or for what no module name fits."""
     prefix: str | None
     suffix: str | None = ""
     if isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Add):
@@ -250,9 +251,9 @@ def computed_module(arg: ast.expr) -> str | None:
             suffix = _text(arg.values[2])
     else:
         return None
-    if not prefix or suffix is None or not _PACKAGE_PREFIX.fullmatch(prefix):
+    if prefix is None or suffix is None or "." not in prefix:
         return None
-    if suffix and not _MODULE_SUFFIX.fullmatch(suffix):
+    if not _MODULE_NAME.fullmatch(f"{prefix}x{suffix}"):
         return None
     return f"{prefix}{COMPUTED}{suffix}"
 
