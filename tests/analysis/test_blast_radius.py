@@ -811,7 +811,8 @@ LOADERS = {
     "orm/__init__.py": "",
     "orm/fields.py": "def validate(value):\n    return value\n",
     "orm/models.py": "class User:\n    def __init__(self, name):\n        self.name = name\n\n"
-    "    def save(self):\n        return self.name\n",
+    "    def save(self):\n        return self.name\n\n\ndef field(name):\n"
+    "    return getattr(User, name)\n",
     "orm/serde.py": "import json\n\nfrom . import models\n\n\ndef load(payload, name):\n"
     "    cls = getattr(models, payload['type'])\n    getattr(json, name)\n"
     "    return cls(**payload['fields'])\n",
@@ -833,6 +834,7 @@ def test_a_module_or_class_a_computed_name_is_looked_up_in_is_unanalyzable():
     after = LOADERS["orm/models.py"].replace("(self, name)", "(self, name, role)")
     report = _analyze(LOADERS, "orm/models.py", after)
     assert [(u.file, u.line, u.reason) for u in report.unanalyzable] == [
+        ("orm/models.py", 10, "getattr of a computed name on 'orm.models.User'"),
         ("orm/serde.py", 7, "getattr of a computed name on 'orm.models'"),
         ("tests/test_models.py", 6, "getattr of a computed name on 'orm.models'"),
     ]
@@ -843,11 +845,15 @@ def test_a_module_or_class_a_computed_name_is_looked_up_in_is_unanalyzable():
     assert ("tests/test_models.py", 6, True) in {
         (e.file, e.line, e.unanalyzable) for e in report.triage.low_risk
     }
-    # a method too: the looked-up class is instantiated and used
+    # a method too: the looked-up class is instantiated and used; and looked up in its own
+    # module (a class defined beside the lookup)
     after = LOADERS["orm/models.py"].replace("save(self)", "save(self, force)")
-    assert [u.file for u in _analyze(LOADERS, "orm/models.py", after).unanalyzable] == [
-        "orm/serde.py",
-        "tests/test_models.py",
+    assert [
+        (u.file, u.line, u.name) for u in _analyze(LOADERS, "orm/models.py", after).unanalyzable
+    ] == [
+        ("orm/models.py", 10, "orm.models.User"),
+        ("orm/serde.py", 7, "orm.models"),
+        ("tests/test_models.py", 6, "orm.models"),
     ]
     # another module of the package, and the module's own top-level code, are not looked up
     after = LOADERS["orm/fields.py"].replace("validate(value)", "validate(value, strict)")

@@ -11,6 +11,8 @@ from impact_ls.model import DynamicKind, DynamicRef, Node, NodeKind, QualName, S
 
 _new_node = fast_init(Node)
 _new_dynamic_ref = fast_init(DynamicRef)
+# the references named by a module-level name of their file, resolved to its dotted path
+_BY_GLOBAL_NAME = frozenset({DynamicKind.COMPUTED_LOOKUP, DynamicKind.REGISTRY})
 
 
 def file_nodes(info: FileInfo) -> list[Node]:
@@ -48,18 +50,16 @@ def file_nodes(info: FileInfo) -> list[Node]:
 def file_dynamic(info: FileInfo) -> list[DynamicRef]:
     """The file's dynamic references; depends on this file alone.
 
-    A computed lookup's owner is named by the path its module-level import gives it
-    (``from orm import models`` makes ``getattr(models, t)`` a lookup in ``orm.models``), and a
-    registry by its module's constant or its import; one in anything else (a builtin, a name
-    nothing binds) is dropped.
+    A computed lookup's owner and a registry are named by the dotted path of the module-level
+    name they start from (``from orm import models`` makes ``getattr(models, t)`` a lookup in
+    ``orm.models``; ``getattr(Color, name)`` beside ``class Color`` one in ``<module>.Color``);
+    one that starts from anything else (a builtin, a name nothing binds) is dropped.
     """
     out = []
     for d in info.facts.dynamic:
         name: str | None = d.name
-        if d.kind is DynamicKind.COMPUTED_LOOKUP:
-            name = _imported_path(info, d.name)
-        elif d.kind is DynamicKind.REGISTRY:
-            name = info.qual(d.name) if d.name in info.constants else _imported_path(info, d.name)
+        if d.kind in _BY_GLOBAL_NAME:
+            name = _global_path(info, d.name)
         if name is None:
             continue
         out.append(
@@ -70,8 +70,12 @@ def file_dynamic(info: FileInfo) -> list[DynamicRef]:
     return out
 
 
-def _imported_path(info: FileInfo, chain: str) -> str | None:
+def _global_path(info: FileInfo, chain: str) -> str | None:
+    """The dotted path of a chain whose head is a module-level name of the file: a definition
+    or constant of its own, or an import (``None`` for anything else)."""
     head, _, rest = chain.partition(".")
+    if head in info.top or head in info.constants:
+        return sys.intern(f"{info.qual(head)}.{rest}" if rest else info.qual(head))
     imp = info.top_imports.get(head)
     if imp is None or imp.name == "*":
         return None
