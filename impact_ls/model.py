@@ -169,7 +169,8 @@ class DynamicKind(StrEnum):
     MODULE_GETATTR = "module __getattr__"
     STRING_LITERAL = "string literal"
     DOTTED_PATH = "dotted path"
-    # ``getattr(models, payload["type"])``: any attribute of an imported module or class
+    # ``getattr(models, payload["type"])``: any attribute of the module or class a module-level
+    # name holds
     COMPUTED_LOOKUP = "computed lookup"
     # ``ENCODERS[name] = function`` in a function given ``function``: a module-level registry
     REGISTRY = "registry"

@@ -18,10 +18,10 @@ Contract:
                computed below a package path that the module completes (``"drivers." + name``,
                ``f"plugins.{name}.hooks"``: drivers and plugins loaded by a configured name);
              - a ``getattr`` of a computed name on the module that holds the change, or on a
-               class the change is or is in, as the file imports it
-               (``getattr(models, payload["type"])`` after ``from orm import models``:
-               deserializers, command and handler lookups); not for a change of the module's
-               own code;
+               class the change is or is in, named by a module-level name of the looking file
+               (``getattr(models, payload["type"])`` after ``from orm import models``,
+               ``getattr(Color, name)`` beside ``class Color``: deserializers, command and
+               handler lookups); not for a change of the module's own code;
              - a string that names the changed entity, or a class it is in, by its dotted path:
                ``"tasks.mail:send_welcome"`` (entry points, task and app strings),
                ``"app.middleware.Audit"`` (settings naming middleware, backends, handlers, whose

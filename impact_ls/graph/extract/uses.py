@@ -200,8 +200,8 @@ def _dynamic_call(walk: Walker, chain: Chain, node: ast.Call) -> None:
 
 
 def _global_chain(walk: Walker, expr: ast.expr) -> str | None:
-    """``models`` or ``pkg.models`` as written, when its head is no local of a function (an
-    import, as resolution checks: ``nodes.file_dynamic``); ``None`` for anything else."""
+    """``models`` or ``pkg.models`` as written, when its head is no local of a function (a
+    module-level name, as resolution checks: ``nodes.file_dynamic``); ``None`` otherwise."""
     if type(expr) is not _NAME and type(expr) is not ast.Attribute:
         return None
     chain = chain_of(expr)
