@@ -27,10 +27,12 @@ Contract:
                ``"app.middleware.Audit"`` (settings naming middleware, backends, handlers, whose
                loader instantiates the class and calls its methods); for an import change, the
                module's path to each removed name;
-             - a read of a registry that a decorator of the changed definition, or of a class
-               it is in, stores it in (``@register("json")`` whose ``wrap(function)`` does
-               ``ENCODERS[name] = function``; ``HOOKS.append(cls)``): each read outside the
-               registering function (``ENCODERS[fmt](rows)``) may dispatch to it;
+             - a read of a registry that the changed definition, or a class it is in, is
+               stored in by a function it is handed to — a decorator (``@register("json")``
+               whose ``wrap(function)`` does ``ENCODERS[name] = function``; ``HOOKS.append(
+               cls)``) or a call it is an argument of (``add_formatter("upper", as_upper)``):
+               each read outside the registering function (``ENCODERS[fmt](rows)``) may
+               dispatch to it;
              - a module-level ``__getattr__`` in a module on the entity's import path
                (``pkg/__init__.py`` or ``pkg/mod.py`` for ``pkg.mod.func``) that may serve any
                name (it forwards), or that serves, by the string literals it compares its
@@ -68,6 +70,7 @@ from impact_ls.model import (
     DynamicKind,
     DynamicRef,
     EdgeKind,
+    Node,
     NodeKind,
     Unanalyzable,
 )
@@ -79,6 +82,7 @@ _NAME_KINDS = frozenset(
 )
 _CONSTRUCTORS = frozenset({"__init__", "__new__"})
 _CALLS = (EdgeKind.CALL,)
+_VALUE_USES = (EdgeKind.CLASS_MEMBER,)  # a function or class used as a value
 # an import of a registry binds it; its reads are where a dispatch may happen
 _BINDINGS = frozenset({EdgeKind.IMPORT, EdgeKind.REEXPORT})
 # references whose use in a test the test's own run checks: weak there (see the contract)
@@ -192,35 +196,58 @@ def _classes(qualname: str, graph: CodeGraph) -> list[str]:
 
 
 def _registry_readers(change: Change, graph: CodeGraph) -> Iterator[Unanalyzable]:
-    """Where the registries that the decorators of the changed definition (or of a class it is
-    in) store it are read: each read may dispatch to it (see the module contract)."""
-    for decorated in [change.entity, *_classes(change.entity.rpartition(".")[0], graph)]:
-        node = graph.node(decorated)
-        if node is None or not node.decorators:
+    """Where the registries that store the changed definition (or a class it is in) are read:
+    each read may dispatch to it (see the module contract)."""
+    for registered in [change.entity, *_classes(change.entity.rpartition(".")[0], graph)]:
+        node = graph.node(registered)
+        if node is None:
             continue
-        by_name = {d.rpartition(".")[2]: d for d in node.decorators}
-        for call in graph.dependencies(decorated.rpartition(".")[0], kinds=_CALLS):
-            decorator = by_name.get(call.target.rpartition(".")[2])
-            registrar = graph.node(call.target) if decorator else None
-            if registrar is None:
-                continue
+        for registrar, how in _registrars(node, graph):
             for registry in graph.dynamic_refs_in(registrar.file):
                 if registry.kind is not DynamicKind.REGISTRY or not _within(
                     registry.source, registrar.id
                 ):
                     continue
+                # the functions that store into it (this registrar and any other) fill it
+                storers = {
+                    r.source
+                    for r in graph.dynamic_refs_named(registry.name)
+                    if r.kind is DynamicKind.REGISTRY
+                }
                 for read in graph.dependents(registry.name):
-                    if read.kind in _BINDINGS or _within(read.source, registrar.id):
+                    if (
+                        read.kind in _BINDINGS
+                        or read.source in storers
+                        or _within(read.source, registrar.id)
+                    ):
                         continue
                     yield Unanalyzable(
                         file=read.file,
                         line=read.span.line,
-                        reason=f"the registry {registry.name!r} holds it (@{decorator})",
+                        reason=f"the registry {registry.name!r} holds it ({how})",
                         entity=read.source,
                         name=registry.name,
                         seed=change.entity,
                         weak=_in_test(read.source, graph),
                     )
+
+
+def _registrars(node: Node, graph: CodeGraph) -> Iterator[tuple[Node, str]]:
+    """The functions ``node`` is handed to: its decorators (``@register("json")``), and the
+    calls it is an argument of (``add_formatter("upper", as_upper)``), each with how."""
+    if node.decorators:
+        by_name = {d.rpartition(".")[2]: d for d in node.decorators}
+        for call in graph.dependencies(node.id.rpartition(".")[0], kinds=_CALLS):
+            decorator = by_name.get(call.target.rpartition(".")[2])
+            registrar = graph.node(call.target) if decorator else None
+            if registrar is not None:
+                yield registrar, f"@{decorator}"
+    for use in graph.dependents(node.id, kinds=_VALUE_USES):
+        for call in graph.dependencies(use.source, kinds=_CALLS):
+            if call.file == use.file and call.span.line <= use.span.line <= call.span.end_line:
+                registrar = graph.node(call.target)
+                if registrar is not None:
+                    yield registrar, f"passed to {registrar.name}()"
 
 
 def _within(qualname: str, scope: str) -> bool:

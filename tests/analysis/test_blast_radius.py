@@ -868,7 +868,11 @@ REGISTRY = {
     "export/registry.py": "ENCODERS = {}\nHOOKS = []\n\n\ndef register(name):\n"
     "    def wrap(function):\n        ENCODERS[name] = function\n        return function\n\n"
     "    return wrap\n\n\ndef hook(cls):\n    HOOKS.append(cls)\n    return cls\n\n\n"
-    "def logged(function):\n    print(ENCODERS)\n    return function\n",
+    "def logged(function):\n    print(ENCODERS)\n    return function\n\n\n"
+    "def add_encoder(name, function):\n    ENCODERS[name] = function\n",
+    "export/formats.py": "from export.registry import add_encoder\n\n\n"
+    "def encode_upper(rows):\n    return str(rows).upper()\n\n\n"
+    "add_encoder('upper', encode_upper)\n",
     "export/encoders.py": "import json\n\nfrom export.registry import hook, logged, register\n\n\n"
     "@register('json')\ndef encode_json(rows):\n    return json.dumps(rows)\n\n\n"
     "@logged\ndef encode_text(rows):\n    return str(rows)\n\n\n"
@@ -900,3 +904,11 @@ def test_the_readers_of_a_registry_a_decorator_stores_the_changed_definition_in_
     # a decorator that only reads the container registers nothing
     after = REGISTRY["export/encoders.py"].replace("encode_text(rows)", "encode_text(rows, n)")
     assert _analyze(REGISTRY, "export/encoders.py", after).unanalyzable == ()
+    # registered by a call it is an argument of; the other function storing there is no read
+    after = REGISTRY["export/formats.py"].replace("encode_upper(rows)", "encode_upper(rows, n)")
+    report = _analyze(REGISTRY, "export/formats.py", after)
+    reason = "the registry 'export.registry.ENCODERS' holds it (passed to add_encoder())"
+    assert [(u.file, u.line, u.reason) for u in report.unanalyzable] == [
+        ("export/exporter.py", 5, reason),
+        ("export/registry.py", 19, reason),
+    ]
