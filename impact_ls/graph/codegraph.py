@@ -67,6 +67,7 @@ class CodeGraph:
         self._imports_by_parent: dict[QualName, list[Edge]] = defaultdict(list)
         self._getattr_by_file: dict[str, list[DynamicRef]] = {}
         self._computed_by_file: dict[str, list[DynamicRef]] = {}
+        self._registries_by_file: dict[str, list[DynamicRef]] = {}
         self._version = 0
         self._memos: dict[str, tuple[int, object]] = {}
         self.confirmer = confirmer
@@ -120,6 +121,8 @@ class CodeGraph:
             self._dynamic_by_name[ref.name].append(ref)
             if ref.kind is DynamicKind.MODULE_GETATTR:
                 self._getattr_by_file.setdefault(file, []).append(ref)
+            elif ref.kind is DynamicKind.REGISTRY:
+                self._registries_by_file.setdefault(file, []).append(ref)
             elif ref.kind is not DynamicKind.STRING_LITERAL and COMPUTED in ref.name:
                 self._computed_by_file.setdefault(file, []).append(ref)
 
@@ -170,6 +173,7 @@ class CodeGraph:
         self._drop_edges(file)
         self._getattr_by_file.pop(file, None)
         self._computed_by_file.pop(file, None)
+        self._registries_by_file.pop(file, None)
         refs = Counter(ref.name for ref in self._dynamic_by_file.pop(file, ()))
         _cut_runs(self._dynamic_by_name, refs, file)
 
@@ -484,9 +488,13 @@ class CodeGraph:
     def _outgoing_of(self, source: QualName) -> Sequence[Edge]:
         return self._outgoing.get(source, ())
 
-    def dynamic_refs_in(self, file: str) -> list[DynamicRef]:
-        """The dynamic references evidenced in ``file``, in file order."""
-        return list(self._dynamic_by_file.get(file, ()))
+    def registries_in(self, file: str) -> list[DynamicRef]:
+        """The stores into module-level registries that ``file``'s functions make."""
+        return list(self._registries_by_file.get(file, ()))
+
+    def registries(self) -> list[DynamicRef]:
+        """Every store into a module-level registry that a function makes (a few per project)."""
+        return _in_place_order(self._registries_by_file)
 
     def dynamic_refs_named(self, name: str) -> list[DynamicRef]:
         """Dynamic references whose string names ``name``."""
