@@ -69,6 +69,7 @@ from impact_ls.model import (
     ChangeType,
     DynamicKind,
     DynamicRef,
+    Edge,
     EdgeKind,
     Node,
     NodeKind,
@@ -84,7 +85,8 @@ _NAME_KINDS = frozenset(
 _CONSTRUCTORS = frozenset({"__init__", "__new__"})
 _CALLS = (EdgeKind.CALL,)
 _VALUE_USES = (EdgeKind.CLASS_MEMBER,)  # a function or class used as a value
-# an import of a registry binds it; its reads are where a dispatch may happen
+_MAX_ANCESTORS = 32
+# an import of a registry binds it; its reads are where a dispatch may happen (``_reads``)
 _BINDINGS = frozenset({EdgeKind.IMPORT, EdgeKind.REEXPORT})
 # references whose use in a test the test's own run checks: weak there (see the contract)
 _RUN_BY_TESTS = frozenset({DynamicKind.DOTTED_PATH, DynamicKind.COMPUTED_LOOKUP})
@@ -217,12 +219,8 @@ def _registry_readers(change: Change, graph: CodeGraph) -> Iterator[Unanalyzable
                     for r in graph.dynamic_refs_named(registry.name)
                     if r.kind is DynamicKind.REGISTRY
                 }
-                for read in graph.dependents(registry.name):
-                    if (
-                        read.kind in _BINDINGS
-                        or read.source in storers
-                        or _within(read.source, registrar.id)
-                    ):
+                for read in _reads(graph.dependents(registry.name)):
+                    if read.source in storers or _within(read.source, registrar.id):
                         continue
                     yield Unanalyzable(
                         file=read.file,
@@ -236,8 +234,18 @@ def _registry_readers(change: Change, graph: CodeGraph) -> Iterator[Unanalyzable
 
 
 def _registrars(node: Node, graph: CodeGraph) -> Iterator[tuple[Node, str]]:
-    """The functions ``node`` is handed to: its decorators (``@register("json")``), and the
-    calls it is an argument of (``add_formatter("upper", as_upper)``), each with how."""
+    """The functions ``node`` is handed to: its decorators (``@register("json")``), the calls
+    it is an argument of (``add_formatter("upper", as_upper)``), and for a class the hooks
+    Python hands it or its instances to (a base's ``__init_subclass__``, its own or a base's
+    ``__init__``), each with how."""
+    if node.kind is NodeKind.CLASS:
+        bases = _ancestors(node.id, graph)
+        for klass, hook in [(b, "__init_subclass__") for b in bases] + [
+            (k, "__init__") for k in (node.id, *bases)
+        ]:
+            found = graph.node(f"{klass}.{hook}")
+            if found is not None:
+                yield found, f"{hook} of {klass.rpartition('.')[2]}"
     if node.decorators:
         by_name = {d.rpartition(".")[2]: d for d in node.decorators}
         for call in graph.dependencies(node.id.rpartition(".")[0], kinds=_CALLS):
@@ -260,6 +268,31 @@ def _registrars(node: Node, graph: CodeGraph) -> Iterator[tuple[Node, str]]:
             ):
                 yield registrar, f"passed to {registrar.name}()"
                 break
+
+
+def _reads(uses: list[Edge]) -> list[Edge]:
+    """Where a registry is read, per file: its reads, or where a file that reads it only as
+    ``SINKS[kind]()`` (an element of unknown type: no edge) binds it (its import)."""
+    by_file: dict[str, list[Edge]] = {}
+    for use in uses:
+        by_file.setdefault(use.file, []).append(use)
+    out: list[Edge] = []
+    for found in by_file.values():
+        reads = [use for use in found if use.kind not in _BINDINGS]
+        out.extend(reads or found)
+    return out
+
+
+def _ancestors(klass: str, graph: CodeGraph) -> list[str]:
+    """The project classes ``klass`` derives from, nearest first."""
+    out: list[str] = []
+    queue = [klass]
+    while queue and len(out) < _MAX_ANCESTORS:
+        for edge in graph.superclasses_of(queue.pop(0)):
+            if edge.target not in out and edge.target != klass:
+                out.append(edge.target)
+                queue.append(edge.target)
+    return out
 
 
 def _within(qualname: str, scope: str) -> bool:

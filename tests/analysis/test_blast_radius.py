@@ -870,6 +870,12 @@ REGISTRY = {
     "    return wrap\n\n\ndef hook(cls):\n    HOOKS.append(cls)\n    return cls\n\n\n"
     "def logged(function):\n    print(ENCODERS)\n    return function\n\n\n"
     "def add_encoder(name, function):\n    ENCODERS[name] = function\n",
+    "export/sinks.py": "SINKS = {}\nLIVE = []\n\n\nclass Sink:\n    kind = ''\n\n"
+    "    def __init_subclass__(cls):\n        SINKS[cls.kind] = cls\n\n"
+    "    def __init__(self):\n        LIVE.append(self)\n\n\n"
+    "class FileSink(Sink):\n    kind = 'file'\n\n    def open(self, path):\n        return path\n",
+    "export/pipe.py": "from export.sinks import LIVE, SINKS\n\n\ndef sink_for(kind):\n"
+    "    return SINKS[kind]()\n\n\ndef close_all():\n    return [s.open('x') for s in LIVE]\n",
     "export/formats.py": "from export.registry import add_encoder\n\n\n"
     "def encode_upper(rows):\n    return str(rows).upper()\n\n\n"
     "add_encoder('upper', encode_upper)\n",
@@ -911,4 +917,16 @@ def test_the_readers_of_a_registry_a_decorator_stores_the_changed_definition_in_
     assert [(u.file, u.line, u.reason) for u in report.unanalyzable] == [
         ("export/exporter.py", 5, reason),
         ("export/registry.py", 19, reason),
+    ]
+    # a subclass a base's __init_subclass__ registers, instances its __init__ keeps; a file
+    # that reads the registry only as ``SINKS[kind]()`` (no edge) is flagged where it imports it
+    after = REGISTRY["export/sinks.py"].replace("open(self, path)", "open(self, path, mode)")
+    report = _analyze(REGISTRY, "export/sinks.py", after)
+    assert [(u.file, u.line, u.reason) for u in report.unanalyzable] == [
+        (
+            "export/pipe.py",
+            1,
+            "the registry 'export.sinks.SINKS' holds it (__init_subclass__ of Sink)",
+        ),
+        ("export/pipe.py", 9, "the registry 'export.sinks.LIVE' holds it (__init__ of Sink)"),
     ]

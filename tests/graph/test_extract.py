@@ -448,10 +448,22 @@ def test_a_function_storing_what_it_is_given_in_a_module_container_records_the_r
         class App:
             def route(self, handler):
                 self.handlers[handler.__name__] = handler
+
+        class Shape:
+            def __init_subclass__(cls):
+                ENCODERS[cls.kind] = cls
+
+            def __init__(self):
+                HOOKS.append(self)
         """
     )
     rows = [(d.scope, d.name, d.span.line) for d in facts.dynamic if d.kind is DynamicKind.REGISTRY]
-    assert rows == [("register.wrap", "ENCODERS", 7), ("hook", "HOOKS", 12)]
+    assert rows == [
+        ("register.wrap", "ENCODERS", 7),
+        ("hook", "HOOKS", 12),
+        ("Shape.__init_subclass__", "ENCODERS", 24),
+        ("Shape.__init__", "HOOKS", 27),
+    ]
 
 
 def test_node_strings_are_capped_at_32_tokens() -> None:

@@ -31,6 +31,8 @@ from impact_ls.model import DynamicKind, Span
 if TYPE_CHECKING:
     from impact_ls.graph.extract.walker import Walker
 
+_SELF = frozenset({"self", "cls"})
+
 
 def visit_import(walk: Walker, node: ast.Import) -> None:
     """``import a.b as c``: one fact per name; binds ``c`` (or ``a``)."""
@@ -277,9 +279,13 @@ def _record_element(walk: Walker, container: Chain, element: ast.expr, span: Spa
 def _registry_store(walk: Walker, container: str, element: str, span: Span) -> None:
     """``ENCODERS[name] = function`` where ``function`` is a parameter and ``ENCODERS`` no
     local: a registration (in a decorator, as a rule), its readers dispatch to what it holds."""
-    if walk.is_function_local(container):
+    if not walk.scope.is_function or walk.is_function_local(container):
         return
-    if any(scope.is_function and element in scope.params for scope in walk.scopes):
+    # a method's first parameter is spelled ``self``/``cls`` by now: given too (``__init__``
+    # storing the instance, ``__init_subclass__`` the class)
+    if element in _SELF or any(
+        scope.is_function and element in scope.params for scope in walk.scopes
+    ):
         walk.dynamic.append(new_dynamic(walk.scope.qualname, container, DynamicKind.REGISTRY, span))
 
 
