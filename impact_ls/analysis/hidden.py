@@ -30,9 +30,12 @@ Contract:
              - a read of a registry that the changed definition, or a class it is in, is
                stored in by a function it is handed to — a decorator (``@register("json")``
                whose ``wrap(function)`` does ``ENCODERS[name] = function``; ``HOOKS.append(
-               cls)``) or a call it is an argument of (``add_formatter("upper", as_upper)``):
-               each read outside the registering function (``ENCODERS[fmt](rows)``) may
-               dispatch to it;
+               cls)``), a call it is an argument of (``add_formatter("upper", as_upper)``), or
+               for a class a base's ``__init_subclass__`` or an ``__init__`` storing ``cls`` or
+               ``self``: each read outside the functions that store into it
+               (``ENCODERS[fmt](rows)``) may dispatch to it; a file that reads the registry
+               only through an element call (``SINKS[kind]()``: no edge) is flagged where it
+               imports it;
              - a module-level ``__getattr__`` in a module on the entity's import path
                (``pkg/__init__.py`` or ``pkg/mod.py`` for ``pkg.mod.func``) that may serve any
                name (it forwards), or that serves, by the string literals it compares its
