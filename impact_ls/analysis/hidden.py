@@ -104,6 +104,7 @@ def find_hidden_channels(change: Change, graph: CodeGraph) -> tuple[Unanalyzable
     for name in names:
         refs.update(r for r in graph.dynamic_refs_named(name) if r.kind in _NAME_KINDS)
     module = _module_of(change, graph)
+    enclosing = _classes(change.entity.rpartition(".")[0], graph)
     computed = graph.computed_name_refs()
     if module:
         refs.update(
@@ -114,14 +115,14 @@ def find_hidden_channels(change: Change, graph: CodeGraph) -> tuple[Unanalyzable
             for r in computed
             if r.kind is DynamicKind.IMPORT_MODULE and _may_compute(r.name, module)
         )
-    for path in _paths(change, graph, names, module):
+    for path in _paths(change, names, module, enclosing):
         refs.update(r for r in graph.dynamic_refs_named(path) if r.kind is DynamicKind.DOTTED_PATH)
     refs.update(
         r
         for r in computed
         if r.kind is not DynamicKind.IMPORT_MODULE and any(_may_compute(r.name, n) for n in names)
     )
-    for owner in _owners(change, graph, names, module):
+    for owner in _owners(change, graph, names, module, enclosing):
         refs.update(
             r for r in graph.dynamic_refs_named(owner) if r.kind is DynamicKind.COMPUTED_LOOKUP
         )
@@ -131,7 +132,7 @@ def find_hidden_channels(change: Change, graph: CodeGraph) -> tuple[Unanalyzable
             if ref.name == ANY_NAME or ref.name in below or ref.name in names:
                 refs.add(ref)
     shared = {name for name in names if len(graph.find_by_name(name)) > 1}
-    out = set(_registry_readers(change, graph))
+    out = set(_registry_readers(change, graph, enclosing))
     for ref in refs:
         weak = (
             ref.name in shared
@@ -172,24 +173,28 @@ def _names(change: Change) -> list[str]:
     return sorted(n for n in names if n)
 
 
-def _paths(change: Change, graph: CodeGraph, names: list[str], module: str) -> list[str]:
-    """The dotted paths a string may load the change by (see the module contract)."""
+def _paths(change: Change, names: list[str], module: str, enclosing: list[str]) -> list[str]:
+    """The dotted paths a string may load the change by (see the module contract);
+    ``enclosing``: the classes the changed entity is in, innermost first."""
     if change.change_type is ChangeType.IMPORT:
         return [f"{module}.{name}" for name in names] if module else []
     # a module's own path is also a logger's name, a settings key: no route to a definition
     paths: list[str] = [] if change.entity == module else [change.entity]
-    return paths + _classes(change.entity.rpartition(".")[0], graph)
+    return paths + enclosing
 
 
-def _owners(change: Change, graph: CodeGraph, names: list[str], module: str) -> list[str]:
+def _owners(
+    change: Change, graph: CodeGraph, names: list[str], module: str, enclosing: list[str]
+) -> list[str]:
     """The module and classes a computed ``getattr`` may fetch the change from: the change's
     module (unless the change is the module's own code) and each class it is or is in."""
     if change.change_type is ChangeType.IMPORT:
         return [module] if module and names else []
     owners = [module] if module and change.entity != module else []
-    return owners + (
-        _classes(change.entity, graph) or _classes(change.entity.rpartition(".")[0], graph)
-    )
+    node = graph.node(change.entity)
+    if node is not None and node.kind is NodeKind.CLASS:
+        owners.append(change.entity)
+    return owners + enclosing
 
 
 def _classes(qualname: str, graph: CodeGraph) -> list[str]:
@@ -201,11 +206,13 @@ def _classes(qualname: str, graph: CodeGraph) -> list[str]:
     return out
 
 
-def _registry_readers(change: Change, graph: CodeGraph) -> Iterator[Unanalyzable]:
+def _registry_readers(
+    change: Change, graph: CodeGraph, enclosing: list[str]
+) -> Iterator[Unanalyzable]:
     """Where the registries that store the changed definition (or a class it is in) are read:
     each read may dispatch to it (see the module contract)."""
     seen: set[QualName] = set()
-    for registered in [change.entity, *_classes(change.entity.rpartition(".")[0], graph)]:
+    for registered in [change.entity, *enclosing]:
         node = graph.node(registered)
         if node is None:
             continue
