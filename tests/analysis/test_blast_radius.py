@@ -30,6 +30,11 @@ def _where(report: Report, bucket: str) -> list[tuple[str, int]]:
     return [(file, line) for file, line, _ in _sites(report, bucket)]
 
 
+def _flags(report: Report, bucket: str) -> set[tuple[str, int, bool]]:
+    """Each site of ``bucket`` with whether it is flagged unanalyzable."""
+    return {(e.file, e.line, e.unanalyzable) for e in getattr(report.triage, bucket)}
+
+
 NAMES = {
     "pkg/__init__.py": "from .mod import CONST, helper\n\n__all__ = ['CONST', 'helper']\n",
     "pkg/mod.py": "def helper(x):\n    return x\n\n\nCONST = 1\n",
@@ -520,7 +525,7 @@ def test_with_history_a_site_nothing_proves_broken_is_may_only_where_its_file_co
     assert {f for f, *_ in may} == {"pkg/cart.py", "tests/test_deep.py", "pkg/legacy.py"}
     assert ("pkg/legacy.py", 5, "CalledBy", True) in may
     assert "pkg/deep.py" in {e.file for e in report.triage.low_risk}
-    low = {(e.file, e.line, e.unanalyzable) for e in report.triage.low_risk}
+    low = _flags(report, "low_risk")
     # unprovable but unsupported: listed LOW-RISK
     assert ("pkg/report.py", 5, False) in low
     assert [(u.file, u.line) for u in report.unanalyzable] == [("pkg/legacy.py", 5)]
@@ -551,7 +556,7 @@ def test_with_history_the_edited_modules_own_selected_test_file_is_listed_withou
 def test_without_history_the_same_edit_keeps_the_unprovable_and_hidden_sites():
     after = "def total(items, tax=0):\n    return sum(items) + tax\n"
     report = _analyze(PRICES, "pkg/price.py", after)
-    may = {(e.file, e.line, e.unanalyzable) for e in report.triage.may_impact}
+    may = _flags(report, "may_impact")
     assert ("pkg/report.py", 5, False) in may
     assert ("pkg/legacy.py", 5, True) in may
     assert "tests/test_deep.py" not in {f for f, *_ in may}
@@ -744,7 +749,7 @@ def test_a_lookup_of_a_computed_name_the_changed_name_completes_is_unanalyzable(
     assert [(u.file, u.line, u.reason) for u in report.unanalyzable] == [
         ("ui/bus.py", 2, "getattr of a computed name 'on_*'")
     ]
-    may = {(e.file, e.line, e.unanalyzable) for e in report.triage.may_impact}
+    may = _flags(report, "may_impact")
     assert ("ui/bus.py", 2, True) in may
     # a name the pattern cannot make is not served there
     after = BUS["ui/widgets.py"].replace("press(self)", "press(self, force)")
@@ -777,10 +782,10 @@ def test_a_string_naming_the_changed_definition_by_its_dotted_path_is_unanalyzab
         ("settings.py", 1, "a string names 'tasks.mail.send_welcome' by its dotted path"),
         ("tests/test_mail.py", 5, "a string names 'tasks.mail.send_welcome' by its dotted path"),
     ]
-    may = {(e.file, e.line, e.unanalyzable) for e in report.triage.may_impact}
+    may = _flags(report, "may_impact")
     assert ("settings.py", 1, True) in may
     # in a test it is what a patch replaces: listed, flagged, weak (LOW-RISK without history)
-    low = {(e.file, e.line, e.unanalyzable) for e in report.triage.low_risk}
+    low = _flags(report, "low_risk")
     assert ("tests/test_mail.py", 5, True) in low
     # module-level code changed: the module's path (a logger's name) is no route to it
     after = SETTINGS["tasks/mail.py"] + "\nprint('loaded')\n"
@@ -827,9 +832,7 @@ def test_a_module_or_class_a_computed_name_is_looked_up_in_is_unanalyzable():
     assert [(u.file, u.line, u.reason) for u in report.unanalyzable] == [
         ("storage.py", 5, "importlib.import_module of a computed name 'drivers.*'")
     ]
-    assert ("storage.py", 5, True) in {
-        (e.file, e.line, e.unanalyzable) for e in report.triage.may_impact
-    }
+    assert ("storage.py", 5, True) in _flags(report, "may_impact")
     # a constructor of a class in the module the lookup searches (imported relatively)
     after = LOADERS["orm/models.py"].replace("(self, name)", "(self, name, role)")
     report = _analyze(LOADERS, "orm/models.py", after)
@@ -838,13 +841,9 @@ def test_a_module_or_class_a_computed_name_is_looked_up_in_is_unanalyzable():
         ("orm/serde.py", 7, "getattr of a computed name on 'orm.models'"),
         ("tests/test_models.py", 6, "getattr of a computed name on 'orm.models'"),
     ]
-    assert ("orm/serde.py", 7, True) in {
-        (e.file, e.line, e.unanalyzable) for e in report.triage.may_impact
-    }
+    assert ("orm/serde.py", 7, True) in _flags(report, "may_impact")
     # in a test it checks what the module exports, and its run shows a break: weak, LOW-RISK
-    assert ("tests/test_models.py", 6, True) in {
-        (e.file, e.line, e.unanalyzable) for e in report.triage.low_risk
-    }
+    assert ("tests/test_models.py", 6, True) in _flags(report, "low_risk")
     # a method too: the looked-up class is instantiated and used; and looked up in its own
     # module (a class defined beside the lookup)
     after = LOADERS["orm/models.py"].replace("save(self)", "save(self, force)")
@@ -898,9 +897,7 @@ def test_the_readers_of_a_registry_a_decorator_stores_the_changed_definition_in_
         ("export/exporter.py", 5, "export.exporter.export", reason),
         ("export/registry.py", 19, "export.registry.logged", reason),
     ]
-    assert ("export/exporter.py", 5, True) in {
-        (e.file, e.line, e.unanalyzable) for e in report.triage.may_impact
-    }
+    assert ("export/exporter.py", 5, True) in _flags(report, "may_impact")
     # a method of a class a decorator registers: its readers instantiate it and call the method
     after = REGISTRY["export/encoders.py"].replace("run(self, rows)", "run(self, rows, force)")
     report = _analyze(REGISTRY, "export/encoders.py", after)
