@@ -421,8 +421,8 @@ class Unanalyzable:
     entity: QualName
     name: str
     seed: QualName | None = None  # the changed entity whose name this channel may serve
-    # A bare string literal of a name other definitions share (or a lookup of such a dunder):
-    # listed, but too thin to be MAY-IMPACT without co-change.
+    # A bare string literal (or a lookup of a shared dunder, a dotted path in a test): listed,
+    # but too thin to be MAY-IMPACT without co-change.
     weak: bool = False
 
 

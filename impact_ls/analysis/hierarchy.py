@@ -34,6 +34,7 @@ import builtins
 import logging
 from collections.abc import Iterable
 
+from impact_ls.analysis.classify._shape import bases_of
 from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.model import Break, Change, ChangeType, Edge, EdgeKind, NodeKind, QualName
 
@@ -170,10 +171,7 @@ def _listed_bases(graph: CodeGraph, qual: str) -> tuple[str, ...] | None:
         tree = ast.parse(f"{node.signature}\n    pass\n")
     except SyntaxError:
         return None
-    klass = tree.body[0] if tree.body else None
-    if not isinstance(klass, ast.ClassDef):
-        return None
-    return tuple(ast.unparse(b) for b in klass.bases)
+    return bases_of(tree.body[0] if tree.body else None)
 
 
 def _is_class(qual: str, graph: CodeGraph) -> bool:

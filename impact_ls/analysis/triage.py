@@ -32,8 +32,9 @@ Contract:
              MAY-IMPACT — except that a name-matched site needs its file to import the changed
              module, and a site beyond distance 1 needs conf ≥ ``may_min`` from lex alone.
              With or without history: every hidden channel, flagged ``unanalyzable`` with the
-             reference's reason, except a ``weak`` one (a bare string of a name other
-             definitions share).
+             reference's reason, except a ``weak`` one (a bare string literal, a lookup of a
+             shared dunder, a dotted path or computed lookup in a test) whose file co-changes
+             under ``cochange_min``: listed LOW-RISK, still flagged.
              LOW-RISK: the rest of what the walk touched.
     conf     MUST: max(lex · 0.5^(distance - 1), co-change, test confidence), floored to
              ``must_min``. MAY with history: ``may_min`` + (1 - ``may_min``) · co-change share
@@ -260,7 +261,7 @@ def _may_conf(base: float, share: float, settings: Settings, *, history: bool) -
 
 def _hidden_weak(ref: Unanalyzable, share: float, settings: Settings) -> bool:
     """Whether a hidden channel stays out of MAY-IMPACT (listed LOW-RISK, still flagged): a
-    ``weak`` one (a bare string that many definitions could be named by) whose file does not
+    ``weak`` one (see ``hidden``: a bare string literal, mostly data) whose file does not
     co-change ≥ ``cochange_min``.
 
     History does not demote the others: what no analysis can see is never LOW-RISK on the
