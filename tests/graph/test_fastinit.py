@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from impact_ls.graph import facts
-from impact_ls.graph.fastinit import fast_init
+from impact_ls.graph.fastinit import fast_init, twin_of
 from impact_ls.model import ArgShape, DynamicKind, DynamicRef, Edge, EdgeKind, QualName, Span
 
 SPAN = Span(line=3, col=4, end_line=5, end_col=6)
@@ -34,8 +34,18 @@ def test_declared_defaults_apply() -> None:
 
 def test_the_values_stay_frozen() -> None:
     span = fast_init(Span)(1, 2, 3, 4)
+    assert type(span) is Span
     with pytest.raises(dataclasses.FrozenInstanceError):
         span.line = 9  # type: ignore[misc]
+
+
+def test_a_twin_instance_becomes_a_value_of_the_class() -> None:
+    twin = object.__new__(twin_of(Span))
+    for name, value in zip(("line", "col", "end_line", "end_col"), (3, 4, 5, 6), strict=True):
+        setattr(twin, name, value)
+    twin.__class__ = Span
+    assert twin == SPAN
+    assert twin_of(Span) is twin_of(Span)
 
 
 @pytest.mark.parametrize(
@@ -84,7 +94,19 @@ class _NoSlots:
     x: int
 
 
-@pytest.mark.parametrize("cls", [_PostInit, _Factory, _RequiredAfterDefault, _NoSlots, int])
+@dataclass(frozen=True, slots=True)
+class _Base:
+    x: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Derived(_Base):  # its twin would lack the base's slots
+    y: int = 0
+
+
+@pytest.mark.parametrize(
+    "cls", [_PostInit, _Factory, _RequiredAfterDefault, _NoSlots, _Derived, int]
+)
 def test_classes_it_cannot_build_faithfully_are_refused(cls: type) -> None:
     with pytest.raises(TypeError):
         fast_init(cls)

@@ -12,7 +12,7 @@ import warnings
 from typing import Any
 
 from impact_ls.graph.facts import CALL, ITEM, SUPER, UNKNOWN, Chain
-from impact_ls.graph.fastinit import fast_init
+from impact_ls.graph.fastinit import fast_init, twin_of
 from impact_ls.model import ArgShape, Param, ParamKind, Span
 
 MAX_DOC_CHARS = 200
@@ -25,9 +25,7 @@ _new_param = fast_init(Param)
 _SMALL_INT = 256  # CPython shares the ints up to this one already
 _INTS: dict[int, int] = {}
 _object_new = object.__new__
-_set_line, _set_col, _set_end_line, _set_end_col = (
-    getattr(Span, name).__set__ for name in ("line", "col", "end_line", "end_col")
-)
+_SpanTwin = twin_of(Span)
 
 
 def parse_quietly(text: str, file: str = "<unknown>", mode: str = "exec") -> Any:
@@ -50,12 +48,13 @@ def span_of(node: Any) -> Span:
         ints = _INTS
         line = ints.setdefault(line, line)
         end = ints.setdefault(end, end)
-    span: Span = _object_new(Span)
-    _set_line(span, line)
-    _set_col(span, node.col_offset)
-    _set_end_line(span, end)
-    _set_end_col(span, node.end_col_offset or 0)
-    return span
+    span: Any = _object_new(_SpanTwin)  # a Span once its fields are set (``twin_of``)
+    span.line = line
+    span.col = node.col_offset
+    span.end_line = end
+    span.end_col = node.end_col_offset or 0
+    span.__class__ = Span
+    return span  # type: ignore[no-any-return]
 
 
 def shared_int(value: int) -> int:
