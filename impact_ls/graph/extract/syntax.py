@@ -32,7 +32,6 @@ new_span = fast_init(Span)
 _new_param = fast_init(Param)
 _SMALL_INT = 256  # CPython shares the ints up to this one already
 _INTS: dict[int, int] = {}
-_object_new = object.__new__
 _SpanTwin = twin_of(Span)
 
 
@@ -56,7 +55,7 @@ def span_of(node: Any) -> Span:
         ints = _INTS
         line = ints.setdefault(line, line)
         end = ints.setdefault(end, end)
-    span: Any = _object_new(_SpanTwin)  # a Span once its fields are set (``twin_of``)
+    span: Any = _SpanTwin()  # a Span once its fields are set (``twin_of``)
     span.line = line
     span.col = node.col_offset
     span.end_line = end
