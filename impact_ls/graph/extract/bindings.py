@@ -169,7 +169,7 @@ def _extend_all(walk: Walker, value: ast.expr, names: list[str] | None) -> None:
 def _assign_target(
     walk: Walker, target: ast.expr, value: ast.expr | None, span: Span, annotated: ast.expr | None
 ) -> None:
-    scope = walk.scope
+    scope = walk.scopes[-1]
     if isinstance(target, ast.Name):
         walk.bind(target.id)
         if target.id == "__all__" and _at_module_level(walk):

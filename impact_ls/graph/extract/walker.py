@@ -218,17 +218,18 @@ class Walker:
 
     @property
     def scope(self) -> Scope:
-        """The innermost open scope."""
+        """The innermost open scope (the walk's own methods, run per name and use, read
+        ``scopes[-1]``: a property read costs a call)."""
         return self.scopes[-1]
 
     def qual(self, name: str) -> str:
         """The module-relative qualname of ``name`` defined in the current scope."""
-        parent = self.scope.qualname
+        parent = self.scopes[-1].qualname
         return f"{parent}.{name}" if parent else name
 
     def bind(self, name: str) -> None:
         """Record an assignment-like binding: a local, a class attribute or a module constant."""
-        scope = self.scope
+        scope = self.scopes[-1]
         if name in scope.globals:
             if name not in self.constant_set:
                 self.constant_set.add(name)
@@ -288,7 +289,7 @@ class Walker:
             return
         if head in (SUPER, "self", "cls"):
             return
-        scope = self.scope
+        scope = self.scopes[-1]
         if scope.is_function or scope.is_class:
             scope.pending.append(use)
 
@@ -321,7 +322,7 @@ class Walker:
 
     def record_access(self, chain: Chain, span: Span, access: AccessKind) -> None:
         """An access of ``chain`` in the current scope, deferred until its head is settled."""
-        use = AccessUse(self.scope.qualname, chain, span, access, False)
+        use = AccessUse(self.scopes[-1].qualname, chain, span, access, False)
         self.pend(use)
         self.accesses.append(use)
 

@@ -43,10 +43,12 @@ class FileInfo:
     function_scopes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     enclosing: dict[str, str | None] = field(default_factory=dict)
 
-    @property
-    def module(self) -> str:
-        """The dotted module name of the file."""
-        return self.facts.module
+    # the dotted module name of the file: a field, not a property of ``facts``, as resolution
+    # reads it for nearly every name it looks up
+    module: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.module = self.facts.module
 
     def qual(self, local: str) -> QualName:
         """The full qualname of a module-relative one (``""`` is the module), shared per file."""
