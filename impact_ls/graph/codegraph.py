@@ -26,9 +26,14 @@ from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from typing import TypeVar, cast
 
+from impact_ls.graph.kinds import (
+    DYNAMIC_MODULE_GETATTR,
+    DYNAMIC_REGISTRY,
+    DYNAMIC_STRING_LITERAL,
+    NODE_TEST,
+)
 from impact_ls.model import (
     COMPUTED,
-    DynamicKind,
     DynamicRef,
     Edge,
     EdgeKind,
@@ -42,11 +47,6 @@ _T = TypeVar("_T")
 _K = TypeVar("_K", bound=str)
 _V = TypeVar("_V", Edge, DynamicRef)
 
-# enum members as globals where every node and reference passes (``model.py``)
-_NODE_TEST = NodeKind.TEST
-_DYNAMIC_MODULE_GETATTR = DynamicKind.MODULE_GETATTR
-_DYNAMIC_REGISTRY = DynamicKind.REGISTRY
-_DYNAMIC_STRING_LITERAL = DynamicKind.STRING_LITERAL
 _IMPORT_KINDS = frozenset({EdgeKind.IMPORT, EdgeKind.REEXPORT, EdgeKind.TYPE_REF})
 _MODULE_IMPORTS = frozenset({EdgeKind.IMPORT, EdgeKind.REEXPORT})
 _CALL_KINDS = frozenset({EdgeKind.CALL})
@@ -116,7 +116,7 @@ class CodeGraph:
             self._by_file[file][node.id] = node
             self._by_name[node.name].add(node.id)
             # Same invariant as ``_nodes``: the id's latest node, kept only while it is a test.
-            if node.kind is _NODE_TEST:
+            if node.kind is NODE_TEST:
                 self._tests[node.id] = node
             else:
                 self._tests.pop(node.id, None)
@@ -124,11 +124,11 @@ class CodeGraph:
         for ref in dynamic:
             self._dynamic_by_file[file].append(ref)
             self._dynamic_by_name[ref.name].append(ref)
-            if ref.kind is _DYNAMIC_MODULE_GETATTR:
+            if ref.kind is DYNAMIC_MODULE_GETATTR:
                 self._getattr_by_file.setdefault(file, []).append(ref)
-            elif ref.kind is _DYNAMIC_REGISTRY:
+            elif ref.kind is DYNAMIC_REGISTRY:
                 self._registries_by_file.setdefault(file, []).append(ref)
-            elif ref.kind is not _DYNAMIC_STRING_LITERAL and COMPUTED in ref.name:
+            elif ref.kind is not DYNAMIC_STRING_LITERAL and COMPUTED in ref.name:
                 self._computed_by_file.setdefault(file, []).append(ref)
 
     def replace_edges(self, file: str, edges: Iterable[Edge]) -> None:

@@ -43,7 +43,10 @@ def stamped_sources() -> list[Path]:
     (it fingerprints the reads) and this module (it encodes the rows).
     """
     package = sorted((_HERE / "resolve").glob("*.py"))
-    named = [_HERE / name for name in ("facts.py", "fastinit.py", "builder.py", "resolved.py")]
+    named = [
+        _HERE / name
+        for name in ("facts.py", "fastinit.py", "kinds.py", "builder.py", "resolved.py")
+    ]
     return [*package, *named, _HERE.parent / "model.py"]
 
 

@@ -25,16 +25,13 @@ from impact_ls.graph.extract.syntax import (
     string_list,
 )
 from impact_ls.graph.extract.walker import new_assign, new_dynamic
-from impact_ls.graph.facts import CALL, ITEM, SUPER, UNKNOWN, AccessKind, Chain, ImportFact
-from impact_ls.model import DynamicKind, Span
+from impact_ls.graph.facts import CALL, ITEM, SUPER, UNKNOWN, Chain, ImportFact
+from impact_ls.graph.kinds import ACCESS_WRITE, DYNAMIC_REGISTRY
+from impact_ls.model import Span
 
 if TYPE_CHECKING:
     from impact_ls.graph.extract.walker import Walker
 
-# enum members as globals: read through their class, each costs ~900 instructions on 3.11
-# (``model.py``)
-_ACCESS_WRITE = AccessKind.WRITE
-_DYNAMIC_REGISTRY = DynamicKind.REGISTRY
 
 _SELF = frozenset({"self", "cls"})
 
@@ -238,7 +235,7 @@ def _assign_attribute(
         owner = walk.enclosing_class()
         if owner is not None:
             owner.attributes.append(chain[1])
-    walk.record_access(chain, span_of(target), _ACCESS_WRITE)
+    walk.record_access(chain, span_of(target), ACCESS_WRITE)
     if len(chain) != 2:
         return
     for option in _options(value) if type(value) is ast.IfExp else (value,):
@@ -291,7 +288,7 @@ def _registry_store(walk: Walker, container: str, element: str, span: Span) -> N
     if element in _SELF or any(
         scope.is_function and element in scope.params for scope in walk.scopes
     ):
-        walk.dynamic.append(new_dynamic(walk.scope.qualname, container, _DYNAMIC_REGISTRY, span))
+        walk.dynamic.append(new_dynamic(walk.scope.qualname, container, DYNAMIC_REGISTRY, span))
 
 
 def record_added(walk: Walker, chain: Chain, node: ast.Call) -> None:

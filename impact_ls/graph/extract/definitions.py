@@ -44,16 +44,15 @@ from impact_ls.graph.facts import (
     TypeHint,
 )
 from impact_ls.graph.fastinit import fast_init
-from impact_ls.model import ANY_NAME, ArgShape, DynamicKind, NodeKind, Param, ParamKind, Span
-
-# enum members as globals: read through their class, each costs ~900 instructions on 3.11
-# (``model.py``)
-_DYNAMIC_MODULE_GETATTR = DynamicKind.MODULE_GETATTR
-_NODE_CLASS = NodeKind.CLASS
-_NODE_FUNCTION = NodeKind.FUNCTION
-_NODE_TEST = NodeKind.TEST
-_PARAM_VAR_KEYWORD = ParamKind.VAR_KEYWORD
-_PARAM_VAR_POSITIONAL = ParamKind.VAR_POSITIONAL
+from impact_ls.graph.kinds import (
+    DYNAMIC_MODULE_GETATTR,
+    NODE_CLASS,
+    NODE_FUNCTION,
+    NODE_TEST,
+    PARAM_VAR_KEYWORD,
+    PARAM_VAR_POSITIONAL,
+)
+from impact_ls.model import ANY_NAME, ArgShape, Param, Span
 
 _ONE = ArgShape(positional=1)
 _new_def = fast_init(DefFact)
@@ -84,7 +83,7 @@ def visit_def(walk: Walker, node: _Function) -> None:
     if not in_class and not outer.is_function and node.name == "__getattr__":
         name_span = walk.source.name_span(node)
         for served in served_names(node) or (ANY_NAME,):
-            walk.dynamic.append(new_dynamic("", served, _DYNAMIC_MODULE_GETATTR, name_span))
+            walk.dynamic.append(new_dynamic("", served, DYNAMIC_MODULE_GETATTR, name_span))
     scope = _function_scope(qualname, node, params, in_class=in_class, marks=marks.decorators)
     doc = _walk_body(walk, node, scope, test_class=False)
     walk.close_scope(scope)
@@ -111,7 +110,7 @@ def visit_def(walk: Walker, node: _Function) -> None:
             returns_options=options if len(options) > 1 else (),
             decorators=tuple(marks.decorators),
             strings=tuple(scope.strings),
-            test_id=test_id(walk.file, qualname) if kind is _NODE_TEST else None,
+            test_id=test_id(walk.file, qualname) if kind is NODE_TEST else None,
             fixture=marks.fixture,
             requests=tuple(requests),
             decorated_by=_decorated_by(walk, node),
@@ -161,7 +160,7 @@ def visit_class(walk: Walker, node: ast.ClassDef) -> None:
     walk.defs.append(
         _new_def(
             qualname=qualname,
-            kind=_NODE_CLASS,
+            kind=NODE_CLASS,
             span=span_of(node),
             name_span=walk.source.name_span(node),
             in_class=outer.is_class,
@@ -236,7 +235,7 @@ def visit_lambda(walk: Walker, node: ast.Lambda) -> None:
     walk.defs.append(
         _new_def(
             qualname=qualname,
-            kind=_NODE_FUNCTION,
+            kind=NODE_FUNCTION,
             span=span,
             name_span=span,
             signature=_lambda_header(params),
@@ -251,8 +250,8 @@ def visit_lambda(walk: Walker, node: ast.Lambda) -> None:
 def _lambda_header(params: list[tuple[Param, ast.arg]]) -> str:
     names = []
     for param, _ in params:
-        prefix = "**" if param.kind is _PARAM_VAR_KEYWORD else ""
-        prefix = "*" if param.kind is _PARAM_VAR_POSITIONAL else prefix
+        prefix = "**" if param.kind is PARAM_VAR_KEYWORD else ""
+        prefix = "*" if param.kind is PARAM_VAR_POSITIONAL else prefix
         names.append(f"{prefix}{param.name}")
     return f"lambda {', '.join(names)}:" if names else "lambda:"
 

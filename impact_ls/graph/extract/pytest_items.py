@@ -14,20 +14,20 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from impact_ls.graph.extract.syntax import dotted, span_of, string_list
 from impact_ls.graph.facts import FixtureInfo, Request
-from impact_ls.model import NodeKind, Param, ParamKind
+from impact_ls.graph.kinds import (
+    NODE_FIXTURE,
+    NODE_FUNCTION,
+    NODE_METHOD,
+    NODE_TEST,
+    PARAM_VAR_KEYWORD,
+    PARAM_VAR_POSITIONAL,
+)
+from impact_ls.model import NodeKind, Param
 
 if TYPE_CHECKING:
     from impact_ls.graph.extract.scopes import Scope
     from impact_ls.graph.extract.walker import Walker
 
-# enum members as globals: read through their class, each costs ~900 instructions on 3.11
-# (``model.py``)
-_NODE_FIXTURE = NodeKind.FIXTURE
-_NODE_FUNCTION = NodeKind.FUNCTION
-_NODE_METHOD = NodeKind.METHOD
-_NODE_TEST = NodeKind.TEST
-_PARAM_VAR_KEYWORD = ParamKind.VAR_KEYWORD
-_PARAM_VAR_POSITIONAL = ParamKind.VAR_POSITIONAL
 
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -86,10 +86,10 @@ def function_kind(
             *_requested(params, marks.parametrized, skip_first=skip_self),
         ]
     if is_test:
-        return _NODE_TEST, requests
+        return NODE_TEST, requests
     if marks.fixture is not None:
-        return _NODE_FIXTURE, requests
-    return (_NODE_METHOD if in_class else _NODE_FUNCTION), requests
+        return NODE_FIXTURE, requests
+    return (NODE_METHOD if in_class else NODE_FUNCTION), requests
 
 
 def is_test_class(walk: Walker, node: ast.ClassDef, outer: Scope) -> bool:
@@ -154,7 +154,7 @@ def _requested(
     for i, (param, arg) in enumerate(params):
         if skip_first and i == 0:
             continue
-        if param.has_default or param.kind in (_PARAM_VAR_POSITIONAL, _PARAM_VAR_KEYWORD):
+        if param.has_default or param.kind in (PARAM_VAR_POSITIONAL, PARAM_VAR_KEYWORD):
             continue  # pytest never fills these
         if param.name not in parametrized:
             out.append(Request(name=param.name, span=span_of(arg)))

@@ -13,15 +13,14 @@ from typing import Any
 
 from impact_ls.graph.facts import CALL, ITEM, SUPER, UNKNOWN, Chain
 from impact_ls.graph.fastinit import fast_init, twin_of
-from impact_ls.model import ArgShape, Param, ParamKind, Span
-
-# enum members as globals: read through their class, each costs ~900 instructions on 3.11
-# (``model.py``)
-_PARAM_KEYWORD_ONLY = ParamKind.KEYWORD_ONLY
-_PARAM_POSITIONAL_ONLY = ParamKind.POSITIONAL_ONLY
-_PARAM_POSITIONAL_OR_KEYWORD = ParamKind.POSITIONAL_OR_KEYWORD
-_PARAM_VAR_KEYWORD = ParamKind.VAR_KEYWORD
-_PARAM_VAR_POSITIONAL = ParamKind.VAR_POSITIONAL
+from impact_ls.graph.kinds import (
+    PARAM_KEYWORD_ONLY,
+    PARAM_POSITIONAL_ONLY,
+    PARAM_POSITIONAL_OR_KEYWORD,
+    PARAM_VAR_KEYWORD,
+    PARAM_VAR_POSITIONAL,
+)
+from impact_ls.model import ArgShape, Param, Span
 
 MAX_DOC_CHARS = 200
 _MAX_SHAPES = 4096
@@ -224,19 +223,19 @@ def params_of(args: ast.arguments) -> list[tuple[Param, ast.arg]]:
     positional = [*args.posonlyargs, *args.args]
     first_default = len(positional) - len(args.defaults)
     for i, arg in enumerate(positional):
-        kind = _PARAM_POSITIONAL_ONLY if i < len(args.posonlyargs) else _PARAM_POSITIONAL_OR_KEYWORD
+        kind = PARAM_POSITIONAL_ONLY if i < len(args.posonlyargs) else PARAM_POSITIONAL_OR_KEYWORD
         out.append((_new_param(name=arg.arg, kind=kind, has_default=i >= first_default), arg))
     if args.vararg is not None:
-        out.append((_new_param(name=args.vararg.arg, kind=_PARAM_VAR_POSITIONAL), args.vararg))
+        out.append((_new_param(name=args.vararg.arg, kind=PARAM_VAR_POSITIONAL), args.vararg))
     for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=False):
         out.append(
             (
-                _new_param(name=arg.arg, kind=_PARAM_KEYWORD_ONLY, has_default=default is not None),
+                _new_param(name=arg.arg, kind=PARAM_KEYWORD_ONLY, has_default=default is not None),
                 arg,
             )
         )
     if args.kwarg is not None:
-        out.append((_new_param(name=args.kwarg.arg, kind=_PARAM_VAR_KEYWORD), args.kwarg))
+        out.append((_new_param(name=args.kwarg.arg, kind=PARAM_VAR_KEYWORD), args.kwarg))
     return out
 
 

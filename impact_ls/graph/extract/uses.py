@@ -19,19 +19,19 @@ from impact_ls.graph.extract import bindings, implicit
 from impact_ls.graph.extract.scopes import CallUse
 from impact_ls.graph.extract.syntax import arg_shape, chain_of, lambda_local, span_of
 from impact_ls.graph.extract.walker import BUILTINS, new_dynamic
-from impact_ls.graph.facts import CALL, ITEM, SUPER, UNKNOWN, AccessKind, Chain
+from impact_ls.graph.facts import CALL, ITEM, SUPER, UNKNOWN, Chain
+from impact_ls.graph.kinds import (
+    ACCESS_READ,
+    ACCESS_WRITE,
+    DYNAMIC_COMPUTED_LOOKUP,
+    DYNAMIC_GETATTR,
+    DYNAMIC_IMPORT_MODULE,
+)
 from impact_ls.model import COMPUTED, DynamicKind
 
 if TYPE_CHECKING:
     from impact_ls.graph.extract.walker import Walker
 
-# enum members as globals: read through their class, each costs ~900 instructions on 3.11
-# (``model.py``)
-_ACCESS_READ = AccessKind.READ
-_ACCESS_WRITE = AccessKind.WRITE
-_DYNAMIC_COMPUTED_LOOKUP = DynamicKind.COMPUTED_LOOKUP
-_DYNAMIC_GETATTR = DynamicKind.GETATTR
-_DYNAMIC_IMPORT_MODULE = DynamicKind.IMPORT_MODULE
 
 _DYNAMIC_ATTR = {
     "getattr": DynamicKind.GETATTR,
@@ -167,7 +167,7 @@ def visit_attribute(walk: Walker, node: ast.Attribute) -> None:
         return
     if chain[0] != SUPER:
         chain = walk.rewrite_self(chain)
-    access = _ACCESS_READ if isinstance(node.ctx, ast.Load) else _ACCESS_WRITE
+    access = ACCESS_READ if isinstance(node.ctx, ast.Load) else ACCESS_WRITE
     walk.record_access(chain, span_of(node), access)
 
 
@@ -188,7 +188,7 @@ def _dynamic_call(walk: Walker, chain: Chain, node: ast.Call) -> None:
         kind = _DYNAMIC_ATTR[chain[0]]
     elif chain in _IMPORT_MODULE and node.args:
         arg = node.args[0]
-        kind = _DYNAMIC_IMPORT_MODULE
+        kind = DYNAMIC_IMPORT_MODULE
     else:
         return
     name = _text(arg)
@@ -196,14 +196,14 @@ def _dynamic_call(walk: Walker, chain: Chain, node: ast.Call) -> None:
         walk.skip_strings.add(id(arg))
         walk.dynamic.append(new_dynamic(walk.scope.qualname, name, kind, span_of(node)))
         return
-    pattern = computed_module(arg) if kind is _DYNAMIC_IMPORT_MODULE else computed_name(arg)
+    pattern = computed_module(arg) if kind is DYNAMIC_IMPORT_MODULE else computed_name(arg)
     if pattern is not None:
         walk.dynamic.append(new_dynamic(walk.scope.qualname, pattern, kind, span_of(node)))
-    elif kind is _DYNAMIC_GETATTR:
+    elif kind is DYNAMIC_GETATTR:
         owner = _global_chain(walk, node.args[0])
         if owner is not None:
             walk.dynamic.append(
-                new_dynamic(walk.scope.qualname, owner, _DYNAMIC_COMPUTED_LOOKUP, span_of(node))
+                new_dynamic(walk.scope.qualname, owner, DYNAMIC_COMPUTED_LOOKUP, span_of(node))
             )
 
 

@@ -36,13 +36,8 @@ from impact_ls.graph.facts import (
     encoded_facts,
 )
 from impact_ls.graph.fastinit import fast_init
-from impact_ls.model import DynamicKind, Span
-
-# enum members as globals: read through their class, each costs ~900 instructions on 3.11
-# (``model.py``)
-_ACCESS_READ = AccessKind.READ
-_DYNAMIC_DOTTED_PATH = DynamicKind.DOTTED_PATH
-_DYNAMIC_STRING_LITERAL = DynamicKind.STRING_LITERAL
+from impact_ls.graph.kinds import ACCESS_READ, DYNAMIC_DOTTED_PATH, DYNAMIC_STRING_LITERAL
+from impact_ls.model import Span
 
 MAX_NODE_STRINGS = 32
 _MAX_STRING_SCAN = 200
@@ -333,7 +328,7 @@ class Walker:
 
     def record_name(self, name: str, node: ast.AST) -> None:
         """A read of a plain name that may be a module global (or a local, settled later)."""
-        self.record_access((name,), span_of(node), _ACCESS_READ)
+        self.record_access((name,), span_of(node), ACCESS_READ)
 
     def record_string(self, node: ast.Constant, value: str) -> None:
         """A string literal: its words go to the scope's strings; an identifier may be a name."""
@@ -344,7 +339,7 @@ class Walker:
             # interned: the same names (``"id"``, ``"name"``) are literals in thousands of files
             self.dynamic.append(
                 new_dynamic(
-                    scope.qualname, sys.intern(value), _DYNAMIC_STRING_LITERAL, span_of(node)
+                    scope.qualname, sys.intern(value), DYNAMIC_STRING_LITERAL, span_of(node)
                 )
             )
         elif (
@@ -354,7 +349,7 @@ class Walker:
         ):
             path = sys.intern(value.replace(":", "."))
             self.dynamic.append(
-                new_dynamic(scope.qualname, path, _DYNAMIC_DOTTED_PATH, span_of(node))
+                new_dynamic(scope.qualname, path, DYNAMIC_DOTTED_PATH, span_of(node))
             )
 
     def result(self, *, module: str, is_package: bool, parse_error: str | None) -> FileFacts:

@@ -24,6 +24,17 @@ from impact_ls.graph.facts import (
     is_dunder,
 )
 from impact_ls.graph.fastinit import fast_init
+from impact_ls.graph.kinds import (
+    ACCESS_READ,
+    EDGE_CALL,
+    EDGE_CLASS_MEMBER,
+    EDGE_CONTAINS,
+    EDGE_INHERIT,
+    EDGE_INSTANTIATE,
+    EDGE_OVERRIDE,
+    EDGE_TYPE_REF,
+    NODE_CLASS,
+)
 from impact_ls.graph.resolve import import_edges, pytest_edges
 from impact_ls.graph.resolve.evaluate import BUILTINS, Evaluator
 from impact_ls.graph.resolve.fileinfo import FileInfo, Project
@@ -37,18 +48,6 @@ from impact_ls.graph.resolve.values import (
     union,
 )
 from impact_ls.model import ArgShape, Edge, EdgeKind, NodeKind, QualName, Span
-
-# enum members as globals: read through their class, each costs ~900 instructions on 3.11
-# (``model.py``)
-_ACCESS_READ = AccessKind.READ
-_EDGE_CALL = EdgeKind.CALL
-_EDGE_CLASS_MEMBER = EdgeKind.CLASS_MEMBER
-_EDGE_CONTAINS = EdgeKind.CONTAINS
-_EDGE_INHERIT = EdgeKind.INHERIT
-_EDGE_INSTANTIATE = EdgeKind.INSTANTIATE
-_EDGE_OVERRIDE = EdgeKind.OVERRIDE
-_EDGE_TYPE_REF = EdgeKind.TYPE_REF
-_NODE_CLASS = NodeKind.CLASS
 
 MAX_NAME_CANDIDATES = 16
 _CALLABLE_KINDS = frozenset({NodeKind.FUNCTION, NodeKind.METHOD, NodeKind.FIXTURE})
@@ -186,7 +185,7 @@ class FileResolver:
         for ref in info.facts.type_refs:
             val = self.values.global_chain(info, ref.chain, ref.scope)
             if val.kind in _TYPE_REF_KINDS:
-                self.add(_EDGE_TYPE_REF, info.qual(ref.scope), val.qual, ref.span)
+                self.add(EDGE_TYPE_REF, info.qual(ref.scope), val.qual, ref.span)
         pytest_edges.add_pytest_edges(self, calls_by_scope)
         # resolution is deterministic, so the order needs no sort; CodeGraph queries sort anyway
         return self.edges
@@ -356,11 +355,11 @@ class FileResolver:
         for candidate in _FALLBACKS.get(name, (name,)):
             target = self.values.step(receiver, candidate)
             if target.kind == Kind.FUNCTION:
-                return [self.edge(_EDGE_CALL, source, target.qual, call.span, call.args)]
+                return [self.edge(EDGE_CALL, source, target.qual, call.span, call.args)]
             if receiver.kind == Kind.SUPER and target.kind == Kind.EXTERNAL and target.module:
                 # ``super().__init__(…)`` into an installed base class: its dotted name
                 self.external_targets.add(target.qual)
-                return [self.edge(_EDGE_CALL, source, target.qual, call.span, call.args)]
+                return [self.edge(EDGE_CALL, source, target.qual, call.span, call.args)]
         return []
 
     def _edges_to(self, source: QualName, target: Value, call: CallFact) -> list[Edge]:
@@ -369,28 +368,28 @@ class FileResolver:
         if target.kind == Kind.UNION:
             return _unique(e for o in target.options for e in self._edges_to(source, o, call))
         if target.kind == Kind.CLASS:
-            out.append(self.edge(_EDGE_INSTANTIATE, source, target.qual, call.span, call.args))
+            out.append(self.edge(EDGE_INSTANTIATE, source, target.qual, call.span, call.args))
             for hook in _CONSTRUCTION:
                 if not self._defined(hook):
                     continue  # most projects define no ``__post_init__``: no MRO walk for it
                 made = self.values.member(target, hook)
                 if made.kind == Kind.FUNCTION:
-                    out.append(self.edge(_EDGE_CALL, source, made.qual, call.span, call.args))
+                    out.append(self.edge(EDGE_CALL, source, made.qual, call.span, call.args))
         elif target.kind == Kind.INSTANCE:
             # calling an instance calls its class's ``__call__``
             out.extend(self._special(source, target, "__call__", call))
         elif target.kind in (Kind.FUNCTION, Kind.DANGLING):
-            out.append(self.edge(_EDGE_CALL, source, target.qual, call.span, call.args))
+            out.append(self.edge(EDGE_CALL, source, target.qual, call.span, call.args))
         elif target.kind == Kind.EXTERNAL:
             if target.module:
                 # a call into an installed package ends at its dotted name: never dropped
                 self.external_targets.add(target.qual)
-                out.append(self.edge(_EDGE_CALL, source, target.qual, call.span, call.args))
+                out.append(self.edge(EDGE_CALL, source, target.qual, call.span, call.args))
             out.extend(self._handed_over(self.info, call))
         elif target.kind == Kind.FIELD:
             # calling a field: the read, and a call of what its assignment stored there (a
             # function, a class, a lambda, a bound method, an instance with ``__call__``)
-            out.append(self.edge(_EDGE_CLASS_MEMBER, source, target.qual, call.span))
+            out.append(self.edge(EDGE_CLASS_MEMBER, source, target.qual, call.span))
             held = target.of
             if held is not None and held.kind in _HELD_CALLABLES:
                 out.extend(self._edges_to(source, held, call))
@@ -400,7 +399,7 @@ class FileResolver:
         """Project functions and classes passed to code that is not ours (``sorted(key=f)``,
         ``map(f, xs)``, ``partial(f)``, ``Thread(target=f)``): called from here, as far as the
         project can see. The library's way of calling them is unknown: no argument shape."""
-        if not call.values or info.defs.get(call.scope, _NOT_A_CLASS).kind is _NODE_CLASS:
+        if not call.values or info.defs.get(call.scope, _NOT_A_CLASS).kind is NODE_CLASS:
             return []  # a class body's ``field(default_factory=f)`` runs ``f`` at construction
         callee = call.callee
         if len(callee) == 1 and callee[0] in BUILTINS and callee[0] not in _CALLING_BUILTINS:
@@ -415,9 +414,9 @@ class FileResolver:
             given = self.values.evaluate(info, call.scope, chain, call.span.line)
             for option in given.options if given.kind == Kind.UNION else (given,):
                 if option.kind == Kind.FUNCTION:
-                    out.append(self.edge(_EDGE_CALL, source, option.qual, call.span))
+                    out.append(self.edge(EDGE_CALL, source, option.qual, call.span))
                 elif option.kind == Kind.CLASS:
-                    out.append(self.edge(_EDGE_INSTANTIATE, source, option.qual, call.span))
+                    out.append(self.edge(EDGE_INSTANTIATE, source, option.qual, call.span))
         return out
 
     def _name_matched(self, source: QualName, name: str, call: CallFact) -> list[Edge]:
@@ -428,7 +427,7 @@ class FileResolver:
         if len(candidates) > MAX_NAME_CANDIDATES:
             return []
         return [
-            self.edge(_EDGE_CALL, source, qual, call.span, call.args, name_matched=True)
+            self.edge(EDGE_CALL, source, qual, call.span, call.args, name_matched=True)
             for qual in candidates
         ]
 
@@ -457,9 +456,9 @@ class FileResolver:
             owner = val
             val = values.step(owner, part)
             if record and owner.kind in OWNERS and val.kind in USABLE:
-                self.add(_EDGE_CLASS_MEMBER, source, val.qual, span)
+                self.add(EDGE_CLASS_MEMBER, source, val.qual, span)
                 if _through_instance(owner) and values.is_property(val):
-                    self.add(_EDGE_CALL, source, val.qual, span)  # the getter runs
+                    self.add(EDGE_CALL, source, val.qual, span)  # the getter runs
         return val
 
     def _access_edges(self, info: FileInfo, access: AccessFact, descriptors: bool) -> None:
@@ -478,10 +477,10 @@ class FileResolver:
         before = len(self.edges)
         target = self._access(info, access.scope, access.chain, span, access.head_local)
         if descriptors and target is not None:
-            method = "__get__" if access.access is _ACCESS_READ else "__set__"
+            method = "__get__" if access.access is ACCESS_READ else "__set__"
             called = self.values.descriptor_method(target, method)
             if called is not None:
-                self.add(_EDGE_CALL, source, called.qual, span)
+                self.add(EDGE_CALL, source, called.qual, span)
         if key is not None:
             self._access_memo[key] = [(e.kind, e.target) for e in self.edges[before:]]
 
@@ -492,7 +491,7 @@ class FileResolver:
         if len(chain) == 1:
             val = self.values.global_head(info, chain[0])
             if val.kind in USABLE:
-                self.add(_EDGE_CLASS_MEMBER, info.qual(scope), val.qual, span)
+                self.add(EDGE_CLASS_MEMBER, info.qual(scope), val.qual, span)
             return None
         owner = self._walk(info, scope, chain[:-1], head_local, span)
         if owner.kind not in OWNERS:
@@ -500,12 +499,12 @@ class FileResolver:
         target = self.values.step(owner, chain[-1])
         if target.kind not in USABLE:
             return None
-        self.add(_EDGE_CLASS_MEMBER, info.qual(scope), target.qual, span)
+        self.add(EDGE_CLASS_MEMBER, info.qual(scope), target.qual, span)
         if not _through_instance(owner):
             return None
         if self.values.is_property(target):
             # a read runs the getter, a write the setter, ``del`` the deleter: one node
-            self.add(_EDGE_CALL, info.qual(scope), target.qual, span)
+            self.add(EDGE_CALL, info.qual(scope), target.qual, span)
         return target if target.kind == Kind.FIELD else None
 
     def _set_names(self, local: str, d: DefFact) -> None:
@@ -521,7 +520,7 @@ class FileResolver:
                 continue
             hook = self.values.member(Value(Kind.CLASS, held.module, held.local), "__set_name__")
             if hook.kind == Kind.FUNCTION:
-                self.add(_EDGE_CALL, info.qual(d.parent), hook.qual, rows[0].span)
+                self.add(EDGE_CALL, info.qual(d.parent), hook.qual, rows[0].span)
 
     def _structure(self) -> None:
         """``contains`` for every definition, ``inherit`` for bases, ``override`` for methods."""
@@ -529,18 +528,18 @@ class FileResolver:
         values = self.values
         set_name = self._defined("__set_name__")
         for local, d in info.defs.items():
-            self.add(_EDGE_CONTAINS, info.qual(d.parent), info.qual(local), d.name_span)
-            if d.kind is _NODE_CLASS:
+            self.add(EDGE_CONTAINS, info.qual(d.parent), info.qual(local), d.name_span)
+            if d.kind is NODE_CLASS:
                 if set_name and d.attributes:
                     self._set_names(local, d)
                 for chain, span in zip(d.bases, d.base_spans, strict=False):
                     base = values.global_chain(info, chain, d.parent)
                     if base.kind in (Kind.CLASS, Kind.DANGLING):
-                        self.add(_EDGE_INHERIT, info.qual(local), base.qual, span)
+                        self.add(EDGE_INHERIT, info.qual(local), base.qual, span)
             elif d.in_class and d.kind in _CALLABLE_KINDS:
                 owner = Value(Kind.CLASS, info.module, d.parent)
                 for klass in values.mro_of(owner)[1:]:
                     found = values.own_method(klass, d.name)
                     if found is not None and found.kind == Kind.FUNCTION:
-                        self.add(_EDGE_OVERRIDE, info.qual(local), found.qual, d.name_span)
+                        self.add(EDGE_OVERRIDE, info.qual(local), found.qual, d.name_span)
                         break

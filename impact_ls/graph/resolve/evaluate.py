@@ -23,6 +23,7 @@ from impact_ls.graph.facts import (
     Chain,
     DefFact,
 )
+from impact_ls.graph.kinds import NODE_CLASS, PARAM_POSITIONAL_ONLY, PARAM_POSITIONAL_OR_KEYWORD
 from impact_ls.graph.resolve.fileinfo import FileInfo, Project
 from impact_ls.graph.resolve.fixtures import find_fixture
 from impact_ls.graph.resolve.symbols import MAX_DEPTH, Symbols
@@ -41,13 +42,7 @@ from impact_ls.graph.resolve.values import (
     scope_chain,
     union,
 )
-from impact_ls.model import NodeKind, ParamKind, QualName
-
-# enum members as globals: read through their class, each costs ~900 instructions on 3.11
-# (``model.py``)
-_NODE_CLASS = NodeKind.CLASS
-_PARAM_POSITIONAL_ONLY = ParamKind.POSITIONAL_ONLY
-_PARAM_POSITIONAL_OR_KEYWORD = ParamKind.POSITIONAL_OR_KEYWORD
+from impact_ls.model import QualName
 
 BUILTINS = frozenset(dir(builtins))
 MAX_DISPATCH = 16  # subclasses a ``self.m()`` call may dispatch to; past it, only the class's own
@@ -80,7 +75,7 @@ class Evaluator(Symbols):
         if info is None:
             return None
         d = info.defs.get(klass.local)
-        if d is None or d.kind is not _NODE_CLASS:
+        if d is None or d.kind is not NODE_CLASS:
             return None
         return info, d
 
@@ -129,7 +124,7 @@ class Evaluator(Symbols):
         info, _ = found
         d = info.members.get(klass.local, {}).get(name)
         if d is not None:
-            kind = Kind.CLASS if d.kind is _NODE_CLASS else Kind.FUNCTION
+            kind = Kind.CLASS if d.kind is NODE_CLASS else Kind.FUNCTION
             return self.decorated_value(info, d, Value(kind, klass.module, d.qualname))
         if name in info.attributes.get(klass.local, ()):
             local = f"{klass.local}.{name}"
@@ -145,7 +140,7 @@ class Evaluator(Symbols):
             return None
         info, _ = found
         d = info.members.get(klass.local, {}).get(name)
-        if d is None or d.kind is _NODE_CLASS:
+        if d is None or d.kind is NODE_CLASS:
             return None
         val = Value(Kind.FUNCTION, klass.module, d.qualname)
         return self.decorated_value(info, d, val) if d.decorated_by else val
@@ -201,7 +196,7 @@ class Evaluator(Symbols):
         ]
         target = ("self", name)
         for member in info.members.get(class_local, {}).values():
-            if member.kind is _NODE_CLASS:
+            if member.kind is NODE_CLASS:
                 continue
             for row in info.assigns.get((member.qualname, target), ()):
                 found.append(self._row_type(info, member.qualname, row))
@@ -363,7 +358,7 @@ class Evaluator(Symbols):
         if chain[0] in ("self", "cls"):
             val = self.head(target, d.qualname, chain[0], False, d.span.line)
         elif nested is not None:  # ``return wrapper``: a function or class defined inside
-            kind = Kind.CLASS if nested.kind is _NODE_CLASS else Kind.FUNCTION
+            kind = Kind.CLASS if nested.kind is NODE_CLASS else Kind.FUNCTION
             val = Value(kind, target.module, nested.qualname)
         else:  # no other local (extraction made sure): a module-level name
             val = self.global_chain(target, chain[:1], d.parent)
@@ -380,7 +375,7 @@ class Evaluator(Symbols):
             # a class named inside a class or function body (nested classes)
             for parent in scope_chain(scope):
                 d = info.defs.get(f"{parent}.{chain[0]}" if parent else chain[0])
-                if d is not None and d.kind is _NODE_CLASS:
+                if d is not None and d.kind is NODE_CLASS:
                     val = Value(Kind.CLASS, info.module, d.qualname)
                     break
         for part in chain[1:]:
@@ -449,7 +444,7 @@ class Evaluator(Symbols):
     def _bound_uncached(self, info: FileInfo, scope: str, head: str) -> Value | None:
         nested = info.defs.get(f"{scope}.{head}")
         if nested is not None:  # a function or class defined inside this one
-            kind = Kind.CLASS if nested.kind is _NODE_CLASS else Kind.FUNCTION
+            kind = Kind.CLASS if nested.kind is NODE_CLASS else Kind.FUNCTION
             return self.decorated_value(info, nested, Value(kind, info.module, nested.qualname))
         d = info.defs.get(scope)
         if d is not None:
@@ -575,7 +570,7 @@ class Evaluator(Symbols):
         positional = [
             p.name
             for p in d.params
-            if p.kind in (_PARAM_POSITIONAL_ONLY, _PARAM_POSITIONAL_OR_KEYWORD)
+            if p.kind in (PARAM_POSITIONAL_ONLY, PARAM_POSITIONAL_OR_KEYWORD)
         ]
         index = positional.index(name) if name in positional else -1
         given: list[Value] = []
@@ -598,7 +593,7 @@ class Evaluator(Symbols):
         d = info.defs.get(f"{scope}.{name}" if scope else name)
         if d is None:
             return UNKNOWN_VALUE
-        kind = Kind.CLASS if d.kind is _NODE_CLASS else Kind.FUNCTION
+        kind = Kind.CLASS if d.kind is NODE_CLASS else Kind.FUNCTION
         return Value(kind, info.module, d.qualname)
 
     def _callers_index(self, info: FileInfo) -> dict[QualName, list[tuple[CallFact, int]]]:

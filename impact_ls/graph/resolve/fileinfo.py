@@ -13,11 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from impact_ls.graph.facts import ITEM, AssignFact, Chain, DefFact, FileFacts, ImportFact
-from impact_ls.model import NodeKind, QualName
-
-# enum members as globals: read through their class, each costs ~900 instructions on 3.11
-# (``model.py``)
-_NODE_CLASS = NodeKind.CLASS
+from impact_ls.graph.kinds import NODE_CLASS
+from impact_ls.model import QualName
 
 
 @dataclass(slots=True)
@@ -72,7 +69,7 @@ def index_file(facts: FileFacts) -> FileInfo:
         if not parent:
             info.top[d.name] = d
         info.members.setdefault(parent, {})[d.name] = d
-        if d.kind is _NODE_CLASS:
+        if d.kind is NODE_CLASS:
             info.attributes[d.qualname] = frozenset(d.attributes)
         if d.fixture is not None:
             info.fixtures.setdefault((parent, d.fixture.name), []).append(d)
@@ -133,7 +130,7 @@ def interface_of(info: FileInfo) -> tuple[Any, ...]:
         for i in facts.imports
         if not i.scope or i.scope in fixture_scopes
     )
-    class_scopes = {d.qualname for d in facts.definitions if d.kind is _NODE_CLASS}
+    class_scopes = {d.qualname for d in facts.definitions if d.kind is NODE_CLASS}
     assigns = tuple(
         (
             a.scope,

@@ -11,18 +11,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from impact_ls.graph.facts import FileFacts, ImportFact
+from impact_ls.graph.kinds import EDGE_IMPORT, EDGE_REEXPORT, EDGE_TYPE_REF
 from impact_ls.graph.resolve.fileinfo import FileInfo
 from impact_ls.graph.resolve.values import Kind
-from impact_ls.model import EdgeKind, QualName
+from impact_ls.model import QualName
 
 if TYPE_CHECKING:
     from impact_ls.graph.resolve.edges import FileResolver
-
-# enum members as globals: read through their class, each costs ~900 instructions on 3.11
-# (``model.py``)
-_EDGE_IMPORT = EdgeKind.IMPORT
-_EDGE_REEXPORT = EdgeKind.REEXPORT
-_EDGE_TYPE_REF = EdgeKind.TYPE_REF
 
 
 def add_import_edges(resolver: FileResolver) -> None:
@@ -44,12 +39,12 @@ def add_import_edges(resolver: FileResolver) -> None:
             if full.kind != Kind.EXTERNAL:
                 target = full
         if imp.type_checking:
-            kind = _EDGE_TYPE_REF
+            kind = EDGE_TYPE_REF
         elif _reexports(facts, imp):
-            resolver.add(_EDGE_REEXPORT, source, target.qual, imp.span, member=imp.bound)
+            resolver.add(EDGE_REEXPORT, source, target.qual, imp.span, member=imp.bound)
             continue
         else:
-            kind = _EDGE_IMPORT
+            kind = EDGE_IMPORT
         resolver.add(kind, source, target.qual, imp.span)
 
 
@@ -70,17 +65,17 @@ def _star_import(resolver: FileResolver, imp: ImportFact, source: QualName) -> N
     target_info = values.info_of(module)
     if target_info is None:
         if values.module_exists(module):
-            resolver.add(_EDGE_IMPORT, source, QualName(module), imp.span)
+            resolver.add(EDGE_IMPORT, source, QualName(module), imp.span)
         return
     reexport = not imp.scope and not imp.type_checking and info.facts.is_package
     if not reexport:
-        resolver.add(_EDGE_IMPORT, source, QualName(module), imp.span)
+        resolver.add(EDGE_IMPORT, source, QualName(module), imp.span)
         return
     for name in _public_names(target_info):
         val = values.symbol(module, name, 0)
         if val.kind in (Kind.EXTERNAL, Kind.UNKNOWN):
             continue
-        resolver.add(_EDGE_REEXPORT, source, val.qual, imp.span, member=name)
+        resolver.add(EDGE_REEXPORT, source, val.qual, imp.span, member=name)
 
 
 def _public_names(info: FileInfo) -> list[str]:

@@ -12,21 +12,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from impact_ls.graph.facts import DefFact, Request
+from impact_ls.graph.kinds import (
+    EDGE_CALL,
+    EDGE_FIXTURE,
+    EDGE_INSTANTIATE,
+    EDGE_TESTS,
+    NODE_FIXTURE,
+    NODE_TEST,
+)
 from impact_ls.graph.resolve.fileinfo import FileInfo
 from impact_ls.graph.resolve.fixtures import Found, Place, autouse_fixtures, find_fixture
-from impact_ls.model import Edge, EdgeKind, NodeKind, QualName
+from impact_ls.model import Edge, QualName
 
 if TYPE_CHECKING:
     from impact_ls.graph.resolve.edges import FileResolver
 
-# enum members as globals: read through their class, each costs ~900 instructions on 3.11
-# (``model.py``)
-_EDGE_CALL = EdgeKind.CALL
-_EDGE_FIXTURE = EdgeKind.FIXTURE
-_EDGE_INSTANTIATE = EdgeKind.INSTANTIATE
-_EDGE_TESTS = EdgeKind.TESTS
-_NODE_FIXTURE = NodeKind.FIXTURE
-_NODE_TEST = NodeKind.TEST
 
 _MAX_FIXTURE_CHAIN = 64
 
@@ -35,9 +35,9 @@ def add_pytest_edges(resolver: FileResolver, calls_by_scope: dict[str, list[Edge
     """The ``fixture`` and ``tests`` edges of every test and fixture of the file."""
     info = resolver.info
     for local, d in info.defs.items():
-        if d.kind is _NODE_TEST:
+        if d.kind is NODE_TEST:
             _test_edges(resolver, info, local, d, calls_by_scope.get(local, []))
-        elif d.kind is _NODE_FIXTURE:
+        elif d.kind is NODE_FIXTURE:
             _requested_edges(resolver, info.qual(local), (info, _class_of(d)), d, seen=None)
 
 
@@ -49,9 +49,7 @@ def _test_edges(
     for edge in own_calls:
         if edge.target not in seen:
             seen.add(edge.target)
-            resolver.add(
-                _EDGE_TESTS, source, edge.target, edge.span, name_matched=edge.name_matched
-            )
+            resolver.add(EDGE_TESTS, source, edge.target, edge.span, name_matched=edge.name_matched)
     where = (info, _class_of(d))
     requested = _requested_edges(resolver, source, where, d, seen=seen)
     # autouse fixtures run for the test without being asked: evidence is its name
@@ -59,7 +57,7 @@ def _test_edges(
         assert fx.fixture is not None
         if fx.fixture.name in requested:
             continue
-        resolver.add(_EDGE_FIXTURE, source, fx_info.qual(fx.qualname), d.name_span)
+        resolver.add(EDGE_FIXTURE, source, fx_info.qual(fx.qualname), d.name_span)
         implicit = Request(name=fx.fixture.name, span=d.name_span)
         _tests_through(
             resolver, source, where=where, fixture=(fx_info, fx), request=implicit, seen=seen
@@ -82,7 +80,7 @@ def _requested_edges(
         if found is None:
             continue
         fx_info, fx = found
-        resolver.add(_EDGE_FIXTURE, source, fx_info.qual(fx.qualname), request.span)
+        resolver.add(EDGE_FIXTURE, source, fx_info.qual(fx.qualname), request.span)
         if seen is not None:
             _tests_through(resolver, source, where=where, fixture=found, request=request, seen=seen)
     return requested
@@ -114,7 +112,7 @@ def _tests_through(
             if edge.target not in seen:
                 seen.add(edge.target)
                 resolver.add(
-                    _EDGE_TESTS, test, edge.target, request.span, name_matched=edge.name_matched
+                    EDGE_TESTS, test, edge.target, request.span, name_matched=edge.name_matched
                 )
         for sub in cur.requests:
             found = find_fixture(resolver.values, where, cur, sub.name)
@@ -134,7 +132,7 @@ def _calls_of(resolver: FileResolver, info: FileInfo, scope: str) -> list[Edge]:
             out.extend(
                 e
                 for e in resolver.call_edges(info, call)
-                if e.kind in (_EDGE_CALL, _EDGE_INSTANTIATE)
+                if e.kind in (EDGE_CALL, EDGE_INSTANTIATE)
             )
     resolver.fixture_calls[key] = out
     return out

@@ -9,13 +9,9 @@ module of ours, or at an external (an installed package's name).
 from __future__ import annotations
 
 from impact_ls.graph.facts import DefFact, ImportFact
+from impact_ls.graph.kinds import NODE_CLASS
 from impact_ls.graph.resolve.fileinfo import FileInfo, Project
 from impact_ls.graph.resolve.values import EXTERNAL_VALUE, UNKNOWN_VALUE, Kind, Value, external
-from impact_ls.model import NodeKind
-
-# enum members as globals: read through their class, each costs ~900 instructions on 3.11
-# (``model.py``)
-_NODE_CLASS = NodeKind.CLASS
 
 MAX_DEPTH = 24
 
@@ -110,7 +106,7 @@ class Symbols:
             return external(f"{module}.{name}")
         d = target.top.get(name)
         if d is not None:
-            kind = Kind.CLASS if d.kind is _NODE_CLASS else Kind.FUNCTION
+            kind = Kind.CLASS if d.kind is NODE_CLASS else Kind.FUNCTION
             return self.decorated_value(target, d, Value(kind, module, name))
         imp = target.top_imports.get(name)
         if imp is not None:

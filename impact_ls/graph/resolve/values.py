@@ -18,14 +18,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from impact_ls.model import NodeKind, QualName
+from impact_ls.graph.kinds import NODE_CLASS
+from impact_ls.model import QualName
 
 if TYPE_CHECKING:
     from impact_ls.graph.resolve.fileinfo import FileInfo
-
-# enum members as globals: read through their class, each costs ~900 instructions on 3.11
-# (``model.py``)
-_NODE_CLASS = NodeKind.CLASS
 
 
 class Kind:
@@ -189,7 +186,7 @@ def _function_scopes(info: FileInfo, scope: str) -> Iterable[str]:
         d = info.defs.get(s)
         if d is None:
             return
-        if d.kind is _NODE_CLASS:
+        if d.kind is NODE_CLASS:
             if first:
                 yield s
             return
@@ -212,7 +209,7 @@ def _enclosing_class(info: FileInfo, scope: str) -> str | None:
         d = info.defs.get(s)
         if d is None:
             return None
-        if d.kind is _NODE_CLASS:
+        if d.kind is NODE_CLASS:
             return None
         if d.in_class:
             return d.parent
