@@ -55,6 +55,7 @@ from impact_ls.analysis.overrides import (
     keeps_signature,
     override_break,
 )
+from impact_ls.analysis.relations import removal_of, removes_names
 from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.model import (
     ArgShape,
@@ -131,15 +132,22 @@ def bind_sites(members: Sequence[Member], changes: Sequence[Change], graph: Code
     # one per call site of it
     provided_of: dict[QualName, Provided] = {}
     for member in members:
-        change = change_of.get(member.seed)
-        if member.distance != 1 or change is None:
+        seed_change = change_of.get(member.seed)
+        if member.distance != 1 or seed_change is None:
             continue
-        provided = None
-        if change.change_type is ChangeType.DELETE:
-            provided = provided_of.get(change.entity)
-            if provided is None:
-                provided = provided_of[change.entity] = still_provided(change, graph)
+        folded = removes_names(seed_change) and len(seed_change.removed_names) > 1
         for site in member.sites:
+            change = seed_change
+            if folded:
+                # the walk started from every removal folded into this one: bind the site to the
+                # removal it reached
+                reached = site.target if site.target in change.removed_names else member.via
+                change = removal_of(change, reached)
+            provided = None
+            if change.change_type is ChangeType.DELETE:
+                provided = provided_of.get(change.entity)
+                if provided is None:
+                    provided = provided_of[change.entity] = still_provided(change, graph)
             relation = site.relation or member.relations[0]
             # binding needs the name an import site takes to tell which removal hits it.
             imported = (

@@ -28,14 +28,15 @@ Contract:
     For a forward relation the dependent is the edge's target and the site is the target's
     definition; otherwise the dependent is the edge's source and the site is the edge's evidence.
     ``walk_seeds`` names where a change's walk starts: the baseline entity, plus for an import
-    change each removed name re-exported from the changed module (``pkg.mod.b``).
+    change each removed name re-exported from the changed module (``pkg.mod.b``), and for a
+    deletion or removed field each removal the change cap folded into it.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from impact_ls.analysis.hierarchy import hierarchy_reads, inherited_uses
@@ -140,10 +141,34 @@ def select_relations(change: Change) -> tuple[Relation, ...]:
     return tuple(r for r in row if r not in closed)
 
 
+def removes_names(change: Change) -> bool:
+    """A deletion or a removed field: every name in its ``removed_names`` is gone (more than
+    its own when the change cap folded neighbouring removals into it)."""
+    kind = change.change_type
+    return kind is ChangeType.DELETE or (kind is ChangeType.FIELD and not change.after_sig)
+
+
+def removal_of(change: Change, name: str) -> Change:
+    """``change`` narrowed to the removal of ``name``, one of the removals folded into it."""
+    if name == change.entity or name not in change.removed_names:
+        return change
+    return replace(
+        change,
+        entity=QualName(name),
+        removed_names=(name,),
+        before_sig="",
+        before_params=None,
+        stale_exports=(),
+    )
+
+
 def walk_seeds(change: Change, graph: CodeGraph) -> tuple[QualName, ...]:
-    """Where the reverse walk of ``change`` starts: the baseline entity (and removed imports)."""
+    """Where the reverse walk of ``change`` starts: the baseline entity, and the removed names
+    of an import or of a removal that others were folded into."""
     seeds = {change.entity}
-    if change.change_type is ChangeType.IMPORT and change.removed_names:
+    if removes_names(change):
+        seeds.update(QualName(n) for n in change.removed_names)
+    elif change.change_type is ChangeType.IMPORT and change.removed_names:
         module = _module_of(change, graph)
         for raw in change.removed_names:
             # ``from x import y as z`` binds ``z``; classify may hand us either spelling.

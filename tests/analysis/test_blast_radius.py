@@ -108,6 +108,30 @@ def test_a_deleted_class_breaks_its_subclasses():
     assert _where(report, "must_inspect") == [("pkg/ext.py", 1), ("pkg/ext.py", 4)]
 
 
+REWRITE = {
+    "pkg/__init__.py": "",
+    "pkg/big.py": "".join(f"def f{i}(x):\n    return x\n\n\n" for i in range(70))
+    + "".join(f"C{i} = {i}\n" for i in range(70)),
+    "pkg/user.py": "from pkg import big\nfrom pkg.big import C68, f69\n\n\n"
+    "def run():\n    return big.f66(1) + f69(C68)\n",
+}
+
+
+def test_a_rewrite_beyond_the_change_cap_still_breaks_the_users_of_every_removed_name():
+    # 140 removals: the cap of 64 changes folds the last ones into their neighbours
+    report = _analyze(REWRITE, "pkg/big.py", "VERSION = 2\n")
+    assert len(report.changes) == 64
+    must = {(e.file, e.line, b.detail) for e in report.triage.must_inspect for b in e.breaks}
+    assert must >= {
+        ("pkg/user.py", 2, "references 'pkg.big.f69', which no longer exists"),
+        ("pkg/user.py", 6, "references 'pkg.big.f66', which no longer exists"),
+        ("pkg/user.py", 2, "field 'C68' was removed"),
+    }
+    # the report says which removals a listed change holds
+    [host] = [c for c in report.changes if "pkg.big.f69" in c.removed_names]
+    assert host.what.endswith(f"and {len(host.removed_names) - 1} more the change cap folded in")
+
+
 BOX = """\
 class Box:
     def __init__(self, size, mode="r"):

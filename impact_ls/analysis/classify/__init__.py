@@ -13,8 +13,11 @@ Contract: ``classify_changes(file=, module=, before=, after=)`` → ``tuple[Chan
 - ``line_range`` is 1-based and inclusive, in the current text (in the baseline text for
   ``delete`` and for a removed field). ``entity`` is ``module`` plus the dotted path, at most
   ``MAX_ENTITY_CHARS`` characters.
-- At most ``max_changes`` changes; the rest are folded into the line range of the nearest change
-  of the same type. Sorted by (file, line_range, entity, change_type).
+- At most ``max_changes`` changes: the first change of each kind (its type, whether it removes
+  or changes, a deletion's scope) and then the earliest are kept; the rest are folded into the
+  line range of the nearest kept change of their kind (else of their type, else any). A removal
+  folded into one of its kind adds its name to that change's ``removed_names``, so its users are
+  still walked and bound. Sorted by (file, line_range, entity, change_type).
 - Pure: no file, network, clock or LLM access (spec §8.7: classification is deterministic).
 
 Inside the package (all private): ``_ladder.py`` matches definitions and applies the ladder;

@@ -786,30 +786,57 @@ def _cap(changes: list[Change], limit: int) -> tuple[Change, ...]:
     capped.sort(key=_sort_key)
     if len(capped) <= limit:
         return tuple(capped)
-    kept = capped[:limit]
-    for extra in capped[limit:]:
-        same = [i for i, c in enumerate(kept) if c.change_type is extra.change_type]
-        pool = same or list(range(len(kept)))
-        target = min(pool, key=_distance_to(kept, extra))
+    # every kind keeps a change to fold into before the earliest fill the rest of the cap
+    firsts: dict[tuple[object, ...], int] = {}
+    for index, change in enumerate(capped):
+        firsts.setdefault(_fold_kind(change), index)
+    chosen = set(sorted(firsts.values())[:limit])
+    chosen.update([i for i in range(len(capped)) if i not in chosen][: limit - len(chosen)])
+    kept = [c for i, c in enumerate(capped) if i in chosen]
+    folded: Counter[int] = Counter()
+    for extra in (c for i, c in enumerate(capped) if i not in chosen):
+        target = min(range(len(kept)), key=_host_order(kept, extra))
         host = kept[target]
+        # a removal folded into one of its kind stays analyzed: the walk starts from every
+        # removed name (``relations.walk_seeds``) and binding names the one a site reached
+        alike = _fold_kind(host) == _fold_kind(extra) and bool(extra.removed_names)
+        folded[target] += alike
         kept[target] = replace(
             host,
             line_range=(
                 min(host.line_range[0], extra.line_range[0]),
                 max(host.line_range[1], extra.line_range[1]),
             ),
-            removed_names=tuple(sorted({*host.removed_names, *extra.removed_names})),
+            removed_names=tuple(sorted({*host.removed_names, *extra.removed_names}))
+            if alike
+            else host.removed_names,
         )
+    for target, count in folded.items():
+        if count:
+            what = f"{kept[target].what}, and {count} more the change cap folded in"
+            kept[target] = replace(kept[target], what=clip(what, WHAT_CHARS))
     kept.sort(key=_sort_key)
     logger.debug("folded %d changes beyond the cap of %d", len(capped) - limit, limit)
     return tuple(kept)
 
 
-def _distance_to(kept: list[Change], extra: Change) -> Callable[[int], tuple[int, int]]:
-    def distance(index: int) -> tuple[int, int]:
-        return (abs(kept[index].line_range[0] - extra.line_range[0]), index)
+def _fold_kind(change: Change) -> tuple[object, ...]:
+    """What a change folds into: its type, whether it removes or changes, and for a deletion its
+    scope (``own_members``/``bases_after`` describe the deleted method's class)."""
+    kind = change.change_type
+    scope = change.entity.rpartition(".")[0] if kind is ChangeType.DELETE else ""
+    return (kind, bool(change.after_sig), scope)
 
-    return distance
+
+def _host_order(kept: list[Change], extra: Change) -> Callable[[int], tuple[Any, ...]]:
+    kind = _fold_kind(extra)
+
+    def order(index: int) -> tuple[Any, ...]:
+        host = kept[index]
+        unlike = tuple(a != b for a, b in zip(_fold_kind(host), kind, strict=True))
+        return (unlike, abs(host.line_range[0] - extra.line_range[0]), index)
+
+    return order
 
 
 def _cap_entity(change: Change) -> Change:

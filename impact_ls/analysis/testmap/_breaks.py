@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from impact_ls.analysis.binding import find_breaks
-from impact_ls.analysis.relations import walk_seeds
+from impact_ls.analysis.relations import removes_names, walk_seeds
 from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.model import Change, ChangeType, Edge, EdgeKind, NodeKind, QualName, Relation
 
@@ -132,12 +132,9 @@ def _signature_seed(change: Change, graph: CodeGraph, causes: dict[QualName, str
 
 def _removed(change: Change, graph: CodeGraph) -> tuple[QualName, ...]:
     """The qualnames ``change`` removes from the project's namespace."""
-    kind = change.change_type
-    if kind is ChangeType.DELETE:
-        return (change.entity,)
-    if kind is ChangeType.FIELD and not change.after_sig:
+    if removes_names(change):
         return tuple(QualName(n) for n in change.removed_names) or (change.entity,)
-    if kind is ChangeType.IMPORT and change.removed_names:
+    if change.change_type is ChangeType.IMPORT and change.removed_names:
         return tuple(q for q in walk_seeds(change, graph) if q != change.entity)
     return ()
 
