@@ -55,7 +55,7 @@ from impact_ls.analysis.overrides import (
     keeps_signature,
     override_break,
 )
-from impact_ls.analysis.relations import removal_of, removes_names
+from impact_ls.analysis.relations import reached_removal
 from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.model import (
     ArgShape,
@@ -135,14 +135,8 @@ def bind_sites(members: Sequence[Member], changes: Sequence[Change], graph: Code
         seed_change = change_of.get(member.seed)
         if member.distance != 1 or seed_change is None:
             continue
-        folded = removes_names(seed_change) and len(seed_change.removed_names) > 1
         for site in member.sites:
-            change = seed_change
-            if folded:
-                # the walk started from every removal folded into this one: bind the site to the
-                # removal it reached
-                reached = site.target if site.target in change.removed_names else member.via
-                change = removal_of(change, reached)
+            change = reached_removal(seed_change, member.via, site.target)
             provided = None
             if change.change_type is ChangeType.DELETE:
                 provided = provided_of.get(change.entity)

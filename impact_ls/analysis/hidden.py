@@ -41,6 +41,8 @@ Contract:
                name (it forwards), or that serves, by the string literals it compares its
                argument with, the changed name or a name on the way to it (``mod``, ``func``):
                the deprecation shims most packages keep serve a few fixed names.
+    folded   a removal the change cap folded others into is searched once per removed name, as
+             if each were its own change; the entries keep the listed change as ``seed``.
     gate     a change whose relation set is empty (``add``, ``incomplete``, a non-escaping body
              change) has no dependents to hide, so it yields nothing.
     weak     a bare string literal equal to the changed name is marked ``weak``: a dict key, a
@@ -63,8 +65,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from dataclasses import replace
 
-from impact_ls.analysis.relations import select_relations
+from impact_ls.analysis.relations import reached_removal, removes_names, select_relations
 from impact_ls.graph.codegraph import CodeGraph
 from impact_ls.graph.facts import is_dunder
 from impact_ls.model import (
@@ -101,6 +104,14 @@ def find_hidden_channels(change: Change, graph: CodeGraph) -> tuple[Unanalyzable
     """Dynamic references that could reach ``change``'s entity out of sight of the graph."""
     if not select_relations(change):
         return ()
+    if removes_names(change) and len(change.removed_names) > 1:
+        # removals the change cap folded into this one: each is searched as itself
+        found = {
+            replace(u, seed=change.entity)
+            for name in change.removed_names
+            for u in find_hidden_channels(reached_removal(change, QualName(name), None), graph)
+        }
+        return tuple(sorted(found, key=_order))
     refs: set[DynamicRef] = set()
     names = _names(change)
     for name in names:
@@ -154,7 +165,11 @@ def find_hidden_channels(change: Change, graph: CodeGraph) -> tuple[Unanalyzable
             )
         )
     logger.debug("hidden channels of %s: %d", change.entity, len(out))
-    return tuple(sorted(out, key=lambda u: (u.file, u.line, u.entity, u.name, u.reason)))
+    return tuple(sorted(out, key=_order))
+
+
+def _order(u: Unanalyzable) -> tuple[str, int, str, str, str]:
+    return (u.file, u.line, u.entity, u.name, u.reason)
 
 
 def _names(change: Change) -> list[str]:
@@ -213,6 +228,7 @@ def _registry_readers(
     """Where the registries that store the changed definition (or a class it is in) are read:
     each read may dispatch to it (see the module contract)."""
     seen: set[QualName] = set()
+    read_registries: set[str] = set()  # a registry two registrars fill is read once
     for registered in [change.entity, *enclosing]:
         node = graph.node(registered)
         if node is None:
@@ -222,8 +238,9 @@ def _registry_readers(
                 continue  # ``ForeignKey(…, on_delete=CASCADE)``: one registrar, 1k call sites
             seen.add(registrar.id)
             for registry in graph.registries_in(registrar.file):
-                if not _within(registry.source, registrar.id):
+                if registry.name in read_registries or not _within(registry.source, registrar.id):
                     continue
+                read_registries.add(registry.name)
                 # the functions that store into it (this registrar and any other) fill it
                 storers = {
                     r.source

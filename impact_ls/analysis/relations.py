@@ -148,14 +148,22 @@ def removes_names(change: Change) -> bool:
     return kind is ChangeType.DELETE or (kind is ChangeType.FIELD and not change.after_sig)
 
 
-def removal_of(change: Change, name: str) -> Change:
-    """``change`` narrowed to the removal of ``name``, one of the removals folded into it."""
-    if name == change.entity or name not in change.removed_names:
+def reached_removal(change: Change, via: QualName, target: QualName | None) -> Change:
+    """The removal a distance-1 site reached, when the change cap folded others into ``change``
+    (its walk started from each of them): ``change`` narrowed to the site's ``target``, else to
+    the member's ``via``. Any other change is returned as it is."""
+    if not removes_names(change) or len(change.removed_names) < 2:
         return change
+    name = target if target in change.removed_names else via
+    if name not in change.removed_names:
+        return change
+    if name == change.entity:
+        return replace(change, removed_names=(name,))
     return replace(
         change,
         entity=QualName(name),
         removed_names=(name,),
+        what=f"removed {name.rsplit('.', 1)[-1]}",
         before_sig="",
         before_params=None,
         stale_exports=(),

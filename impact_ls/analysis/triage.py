@@ -55,7 +55,7 @@ from types import MappingProxyType
 from impact_ls.analysis.binding import Breaks, binding_checked, is_shape_independent
 from impact_ls.analysis.causes import cause_label
 from impact_ls.analysis.rank import Ranked
-from impact_ls.analysis.relations import select_relations
+from impact_ls.analysis.relations import reached_removal, select_relations
 from impact_ls.analysis.testmap import UNOBSERVED, named_for
 from impact_ls.config import Settings
 from impact_ls.model import (
@@ -159,6 +159,7 @@ def _member_entries(
     for site in member.sites:
         relation = site.relation or member.relations[0]
         site_breaks = breaks.at(member, site)
+        cause = reached_removal(change, member.via, site.target) if member.distance == 1 else change
         provable = not site.name_matched and (
             site.args is None
             or site.args.provable
@@ -197,7 +198,7 @@ def _member_entries(
                 conf=round(conf, _DECIMALS),
                 distance=member.distance,
                 relation=relation,
-                reason=cause_label(change, site=member.entity, relation=relation),
+                reason=cause_label(cause, site=member.entity, relation=relation),
                 seed=change.entity,
                 change_type=change.change_type,
                 bucket=bucket,

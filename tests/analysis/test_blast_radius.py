@@ -114,6 +114,7 @@ REWRITE = {
     + "".join(f"C{i} = {i}\n" for i in range(70)),
     "pkg/user.py": "from pkg import big\nfrom pkg.big import C68, f69\n\n\n"
     "def run():\n    return big.f66(1) + f69(C68)\n",
+    "pkg/lazy.py": "from pkg import big\n\n\ndef load():\n    return getattr(big, 'f67')\n",
 }
 
 
@@ -127,6 +128,14 @@ def test_a_rewrite_beyond_the_change_cap_still_breaks_the_users_of_every_removed
         ("pkg/user.py", 6, "references 'pkg.big.f66', which no longer exists"),
         ("pkg/user.py", 2, "field 'C68' was removed"),
     }
+    [f69] = [
+        e
+        for e in report.triage.must_inspect
+        if (e.file, e.line) == ("pkg/user.py", 2) and e.breaks[0].kind == "deleted-symbol"
+    ]
+    assert f69.reason.startswith("delete changed (removed f69) → pkg.user must re-bind")
+    # a string naming a folded removal is a hidden channel to it, as to any removal
+    assert ("pkg/lazy.py", 5, True) in _flags(report, "may_impact")
     # the report says which removals a listed change holds
     [host] = [c for c in report.changes if "pkg.big.f69" in c.removed_names]
     assert host.what.endswith(f"and {len(host.removed_names) - 1} more the change cap folded in")
