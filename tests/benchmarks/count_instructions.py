@@ -152,8 +152,11 @@ def main() -> int:
         tree, job, root, jobs = sys.argv[2:6]
         _job(tree, job, root, int(jobs))
         return 0
+    sys.path.insert(0, str(HERE))
+    from bench_graph import TARGETS, fetch  # its import puts this checkout on sys.path
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--project", choices=("django", "click"), required=True)
+    parser.add_argument("--project", choices=sorted(TARGETS), required=True)
     parser.add_argument(
         "--tree", type=Path, action="append", help="an impact_ls checkout (repeat for two)"
     )
@@ -161,9 +164,6 @@ def main() -> int:
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (Debian: apt-get install valgrind)")
-    sys.path.insert(0, str(HERE))
-    from bench_graph import TARGETS, fetch  # its import puts this checkout on sys.path
-
     source = fetch(TARGETS[args.project].dist)
     trees = [t.resolve() for t in (args.tree or [CHECKOUT])]
     with ThreadPoolExecutor(max_workers=len(trees)) as pool:
