@@ -135,8 +135,12 @@ def bind_sites(members: Sequence[Member], changes: Sequence[Change], graph: Code
         seed_change = change_of.get(member.seed)
         if member.distance != 1 or seed_change is None:
             continue
+        # several removed names: the cap folded removals into this one (one test per member)
+        folded = len(seed_change.removed_names) > 1
         for site in member.sites:
-            change = reached_removal(seed_change, member.via, site.target)
+            change = (
+                reached_removal(seed_change, member.via, site.target) if folded else seed_change
+            )
             provided = None
             if change.change_type is ChangeType.DELETE:
                 provided = provided_of.get(change.entity)

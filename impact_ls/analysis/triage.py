@@ -156,10 +156,11 @@ def _member_entries(
     # itself: what the graph saw is kept, but MAY-IMPACT asks for a second, independent hint.
     co_changed = item.cochange >= settings.cochange_min
     far = co_changed or item.lex * 0.5 ** (member.distance - 1) >= settings.may_min
+    folded = member.distance == 1 and len(change.removed_names) > 1
     for site in member.sites:
         relation = site.relation or member.relations[0]
         site_breaks = breaks.at(member, site)
-        cause = reached_removal(change, member.via, site.target) if member.distance == 1 else change
+        cause = reached_removal(change, member.via, site.target) if folded else change
         provable = not site.name_matched and (
             site.args is None
             or site.args.provable
