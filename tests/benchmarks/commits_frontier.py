@@ -33,9 +33,10 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from bench_commits import DEV_REPOS  # noqa: E402
 from commits_cases import is_test_path  # noqa: E402
+from commits_metrics import score  # noqa: E402
 
-DEV = frozenset({"pytest", "rich", "aiohttp"})
 _BUCKETS = ("must_inspect", "may_impact", "low_risk")
 AIM_PRECISION = 0.45
 AIM_RECALL = 0.80
@@ -198,18 +199,14 @@ def frontier(weights: list[float], s: Sample) -> Frontier:
 
 
 def ours(cases: list[tuple[dict[str, Any], dict[str, Any]]]) -> tuple[float, float, float]:
-    tp = fp = gold = 0
-    for row, _ in cases:
-        truth, picked = set(row["gold"]), set(row["ours"])
-        tp, fp, gold = tp + len(truth & picked), fp + len(picked - truth), gold + len(truth)
-    recall, precision = tp / max(gold, 1), tp / max(tp + fp, 1)
-    return recall, precision, 2 * recall * precision / max(recall + precision, 1e-9)
+    s = score([(row["ours"], row["gold"]) for row, _ in cases])
+    return s.recall, s.precision, s.f1
 
 
 def render(cases: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
     halves = {
-        "dev": [c for c in cases if c[0]["repo"] in DEV],
-        "held out": [c for c in cases if c[0]["repo"] not in DEV],
+        "dev": [c for c in cases if c[0]["repo"] in DEV_REPOS],
+        "held out": [c for c in cases if c[0]["repo"] not in DEV_REPOS],
     }
     fits = [("dev", "held out"), ("held out", "dev"), ("all", "all")]
     parts = {**halves, "all": cases}
